@@ -1,0 +1,292 @@
+"""The `irexec` command line: run, validate, info, bench. A thin layer over the Python API.
+
+Exit codes: 0 fine, 1 validation mismatches, 2 usage, 3 invalid model, 4 bad input data,
+5 execution error, 6 a resource limit. Reports go to stdout, diagnostics to stderr; a user
+mistake never prints a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+
+import numpy as np
+
+from . import __version__
+from .errors import IRExecError, UsageError
+from .feeds import load_array_file, random_axes, random_input
+from .limits import DEFAULT_LIMITS, Limits
+from .model import Model, load, tensor_dict
+
+EXIT_MISMATCH = 1
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print(f"irexec: usage error: {message}", file=sys.stderr)
+        sys.exit(UsageError.exit_code)
+
+
+def _limits(args) -> Limits:
+    d = DEFAULT_LIMITS
+    return Limits(
+        max_xml_bytes=args.max_xml_bytes or d.max_xml_bytes,
+        max_layers=args.max_layers or d.max_layers,
+        max_tensor_elements=args.max_elements or d.max_tensor_elements,
+        max_tensor_bytes=args.max_tensor_bytes or d.max_tensor_bytes,
+        max_total_bytes=args.max_total_bytes or d.max_total_bytes,
+    )
+
+
+def _emit_json(target: str | None, payload: dict) -> None:
+    if target is None:
+        return
+    text = json.dumps(payload, indent=2, default=_json_default)
+    if target == "-":
+        print(text)
+    else:
+        with open(target, "w") as f:
+            f.write(text + "\n")
+
+
+def _json_default(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    return str(o)
+
+
+def _axes_rank(model: Model, pos: int) -> int | None:
+    """If input `pos` feeds only reductions' axes ports, the data rank there (for random axes)."""
+    lid = model.graph.parameters[pos]
+    ranks = set()
+    for cid, operands in model.graph.operands.items():
+        for i, (src, _) in enumerate(operands):
+            if src != lid:
+                continue
+            layer = model.graph.layers[cid]
+            if i != 1 or not layer.type.lower().startswith("reduce"):
+                return None
+            data = model.specs[operands[0]]
+            if data.shape is None:
+                return None
+            ranks.add(len(data.shape))
+    return ranks.pop() if len(ranks) == 1 else None
+
+
+def _gather_feeds(model: Model, specs: list[str], seed: int) -> dict:
+    feeds: dict[str, np.ndarray] = {}
+    names = [i.name for i in model.inputs]
+    for spec in specs:
+        if "=" in spec:
+            name, path = spec.split("=", 1)
+            value = load_array_file(path, model.limits)
+            if isinstance(value, dict):
+                raise UsageError(f"-i {spec}: NAME=FILE takes a .npy file, not a .npz")
+            feeds[name] = value
+        else:
+            value = load_array_file(spec, model.limits)
+            if not isinstance(value, dict):
+                if len(names) != 1:
+                    raise UsageError(f"-i {spec}: a bare .npy needs NAME=FILE when the model has {len(names)} inputs")
+                value = {names[0]: value}
+            feeds.update(value)
+    rng = np.random.default_rng(seed)
+    for pos, info in enumerate(model.inputs):
+        if info.name in feeds:
+            continue
+        rank = _axes_rank(model, pos) if info.dtype.kind in "iu" else None
+        if rank is not None:
+            feeds[info.name] = random_axes(info.shape, rank, rng, info.dtype)
+        else:
+            feeds[info.name] = random_input(info.shape, info.dtype, rng, info.name)
+    return feeds
+
+
+def _summary(name: str, a: np.ndarray) -> dict:
+    d = {"name": name, "shape": list(a.shape), "dtype": str(a.dtype)}
+    if a.size and a.dtype.kind in "fiub":
+        v = a.astype(np.float64)
+        with np.errstate(all="ignore"):
+            d.update(min=float(np.min(v)), max=float(np.max(v)), mean=float(np.mean(v)))
+        if a.dtype.kind == "f":
+            d["nan"] = int(np.isnan(a).sum())
+    return d
+
+
+def _fmt(x) -> str:
+    return f"{x:.6g}" if isinstance(x, float) else str(x)
+
+
+def cmd_run(args) -> int:
+    model = load(args.model, _limits(args))
+    feeds = _gather_feeds(model, args.input or [], args.seed)
+    t0 = time.perf_counter()
+    outputs = model.infer(feeds)
+    elapsed = time.perf_counter() - t0
+    rows = [_summary(k, v) for k, v in outputs.items()]
+    if args.json != "-":
+        for r in rows:
+            stats = "  ".join(f"{k}={_fmt(r[k])}" for k in ("min", "max", "mean", "nan") if k in r)
+            print(f"{r['name']}: shape {tuple(r['shape'])} {r['dtype']}  {stats}")
+    if args.output:
+        np.savez(args.output, **outputs)
+    _emit_json(args.json, {"model": args.model, "seconds": elapsed, "outputs": rows})
+    return 0
+
+
+def cmd_validate(args) -> int:
+    model = load(args.model, _limits(args))
+    report = model.validate()
+    if args.json != "-":
+        for issue in report.issues:
+            print(issue)
+        for lay in report.unused:
+            print(f"unused: layer id={lay.id} name={lay.name!r} {lay.type}-{lay.version} line {lay.line}")
+        n = len(report.layers)
+        if report.ok:
+            print(f"OK: {n} layers, every declared shape and precision matches")
+        else:
+            bad = len({i.layer_id for i in report.issues})
+            print(f"MISMATCH: {len(report.issues)} claims in {bad} of {n} layers differ from inference")
+    _emit_json(
+        args.json,
+        {
+            "model": args.model,
+            "ok": report.ok,
+            "issues": [i.to_dict() for i in report.issues],
+            "unused": [{"id": u.id, "name": u.name, "type": u.type, "version": u.version} for u in report.unused],
+            "layers": len(report.layers),
+        },
+    )
+    return 0 if report.ok else EXIT_MISMATCH
+
+
+def cmd_info(args) -> int:
+    model = load(args.model, _limits(args))
+    info = model.info()
+    if args.json != "-":
+        print(f"model {info['name']!r} (IR v{info['ir_version']}): {info['layers']} layers")
+        for title, rows in (("inputs", model.inputs), ("outputs", model.outputs)):
+            print(f"{title}:")
+            for t in rows:
+                d = tensor_dict(t)
+                shape = "[...]" if d["shape"] is None else "[" + ",".join("?" if x is None else str(x) for x in d["shape"]) + "]"
+                print(f"  {t.name}: {shape} {t.element_type}")
+        print("ops:")
+        for k, v in info["ops"].items():
+            print(f"  {k}: {v}")
+        print(f"weights: {info['const_bytes']} bytes in Consts, {info['weights_file_bytes']} bytes in the .bin")
+    _emit_json(args.json, info)
+    return 0
+
+
+def cmd_bench(args) -> int:
+    model = load(args.model, _limits(args))
+    feeds = _gather_feeds(model, args.input or [], args.seed)
+    t0 = time.perf_counter()
+    model.infer(feeds)
+    first = time.perf_counter() - t0
+    times: list[float] = []
+    deadline = time.perf_counter() + args.time if args.time else None
+    count = args.iterations if deadline is None else None
+    tty = sys.stderr.isatty()
+    while (count is not None and len(times) < count) or (deadline is not None and time.perf_counter() < deadline):
+        t = time.perf_counter()
+        model.infer(feeds)
+        times.append(time.perf_counter() - t)
+        if tty and len(times) % 10 == 0:
+            print(f"\r{len(times)} iterations", end="", file=sys.stderr, flush=True)
+    if tty:
+        print("\r", end="", file=sys.stderr)
+    ts = np.array(times)
+    in_bytes = sum(np.asarray(v).nbytes for v in feeds.values())
+    stats = {
+        "model": args.model,
+        "first_inference_ms": first * 1e3,
+        "iterations": len(times),
+        "median_ms": float(np.median(ts)) * 1e3,
+        "p90_ms": float(np.percentile(ts, 90)) * 1e3,
+        "min_ms": float(ts.min()) * 1e3,
+        "max_ms": float(ts.max()) * 1e3,
+        "throughput_per_s": len(ts) / float(ts.sum()) if ts.sum() > 0 else math.inf,
+        "input_gb_per_s": in_bytes / float(np.median(ts)) / 1e9 if np.median(ts) > 0 else math.inf,
+    }
+    if args.json != "-":
+        print(f"first inference (with compilation): {stats['first_inference_ms']:.3f} ms")
+        print(
+            f"steady state over {stats['iterations']} iterations: median {stats['median_ms']:.3f} ms, "
+            f"p90 {stats['p90_ms']:.3f} ms, min {stats['min_ms']:.3f} ms, max {stats['max_ms']:.3f} ms"
+        )
+        print(f"throughput: {stats['throughput_per_s']:.1f} inferences/s, inputs read at {stats['input_gb_per_s']:.2f} GB/s")
+    _emit_json(args.json, stats)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="irexec", description="Run and check OpenVINO IR models.")
+    parser.add_argument("--version", action="version", version=f"irexec {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def common(p):
+        p.add_argument("model", help="the model's .xml (its .bin beside it)")
+        p.add_argument("--json", metavar="FILE|-", help="also write the report as JSON ('-' for stdout only)")
+        g = p.add_argument_group("limits")
+        g.add_argument("--max-elements", type=int, metavar="N", help="elements per tensor")
+        g.add_argument("--max-tensor-bytes", type=int, metavar="N", help="bytes per tensor")
+        g.add_argument("--max-total-bytes", type=int, metavar="N", help="bytes of inputs and folded constants")
+        g.add_argument("--max-layers", type=int, metavar="N", help="layers in the model")
+        g.add_argument("--max-xml-bytes", type=int, metavar="N", help="size of the XML file")
+
+    def feeds(p):
+        p.add_argument("-i", "--input", action="append", metavar="NAME=FILE.npy|FILE.npz",
+                       help="input data; inputs not given get seeded random data")
+        p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+
+    p = sub.add_parser("run", help="run the model once and summarize its outputs")
+    common(p)
+    feeds(p)
+    p.add_argument("-o", "--output", metavar="OUT.npz", help="write the outputs to a .npz")
+    p.set_defaults(fn=cmd_run)
+
+    p = sub.add_parser("validate", help="compare every declared shape/precision with inference")
+    common(p)
+    p.set_defaults(fn=cmd_validate)
+
+    p = sub.add_parser("info", help="inputs, outputs, op histogram, weight bytes")
+    common(p)
+    p.set_defaults(fn=cmd_info)
+
+    p = sub.add_parser("bench", help="time inference: first call apart from steady state")
+    common(p)
+    feeds(p)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-n", "--iterations", type=int, default=20, help="iterations (default 20)")
+    g.add_argument("-t", "--time", type=float, help="run for this many seconds instead")
+    p.set_defaults(fn=cmd_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.fn(args)
+    except IRExecError as e:
+        print(f"irexec: {e.kind}: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("irexec: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # a bug in irexec: still one line, never a traceback
+        print(f"irexec: internal error (please report it): {type(e).__name__}: {e}", file=sys.stderr)
+        return 5
+
+
+if __name__ == "__main__":
+    sys.exit(main())

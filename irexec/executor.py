@@ -1,0 +1,104 @@
+"""Plan once per model (which layers run, in what order, when each value dies), then a short loop.
+
+Folded constants are not recomputed; every intermediate is dropped right after its last use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dtypes import numpy_dtype
+from .errors import ExecutionError, InputError, IRExecError, LimitError
+from .ir.graph import Graph, ValueKey
+from .loader import attach
+from .ops.base import Op
+from .shapes import TensorSpec, format_shape
+
+
+@dataclass(frozen=True)
+class Step:
+    layer_id: int
+    op: Op
+    operands: tuple[ValueKey, ...]
+    outputs: tuple[ValueKey, ...]
+    release: tuple[ValueKey, ...]  # values whose last use is this step
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps: tuple[Step, ...]
+    constants: dict[ValueKey, np.ndarray]  # folded values some step reads
+    results: tuple[ValueKey, ...]  # the value each Result returns, in Result order
+
+
+def make_plan(graph: Graph, ops: dict[int, Op], specs: dict[ValueKey, TensorSpec]) -> Plan:
+    run = [
+        lid for lid in graph.order
+        if lid in graph.needed and lid not in graph.parameters and not graph.layers[lid].type.lower() == "result"
+        and not all(specs[(lid, i)].value is not None for i in range(len(graph.layers[lid].outputs)))
+    ]
+    results = tuple(graph.operands[r][0] for r in graph.results)
+    last: dict[ValueKey, int] = {}
+    for i, lid in enumerate(run):
+        for key in graph.operands[lid]:
+            last[key] = i
+    keep = set(results)
+    releases: dict[int, list[ValueKey]] = {}
+    for key, i in last.items():
+        if key not in keep:
+            releases.setdefault(i, []).append(key)
+    steps = tuple(
+        Step(
+            lid, ops[lid], graph.operands[lid],
+            tuple((lid, j) for j in range(len(graph.layers[lid].outputs))),
+            tuple(releases.get(i, ())),
+        )
+        for i, lid in enumerate(run)
+    )
+    read = {k for s in steps for k in s.operands} | set(results)
+    constants = {k: specs[k].value for k in read if specs[k].value is not None}
+    return Plan(steps, constants, results)
+
+
+def _check_output(value: np.ndarray, spec: TensorSpec, step: Step) -> None:
+    if value.dtype != numpy_dtype(spec.dtype):
+        raise ExecutionError(
+            f"produced {value.dtype} where {spec.dtype} was inferred (an irexec bug)", step.op.where
+        )
+    if spec.shape is not None and (
+        len(spec.shape) != value.ndim or any(d is not None and d != n for d, n in zip(spec.shape, value.shape))
+    ):
+        raise ExecutionError(
+            f"produced shape {format_shape(value.shape)} where {format_shape(spec.shape)} was inferred",
+            step.op.where,
+        )
+
+
+def execute(plan: Plan, specs: dict[ValueKey, TensorSpec], feeds: dict[ValueKey, np.ndarray]) -> list[np.ndarray]:
+    env: dict[ValueKey, np.ndarray] = dict(plan.constants)
+    env.update(feeds)
+    for step in plan.steps:
+        try:
+            values = step.op.compute([env[k] for k in step.operands])
+        except (InputError, LimitError) as e:
+            raise attach(e, step.op.where) from None
+        except IRExecError as e:
+            raise attach(e, step.op.where, ExecutionError) from None
+        except MemoryError:
+            raise LimitError("out of memory while computing this layer", step.op.where) from None
+        except (ValueError, TypeError, ArithmeticError, IndexError) as e:
+            raise ExecutionError(f"failed: {e}", step.op.where) from None
+        for key, value in zip(step.outputs, values):
+            _check_output(value, specs[key], step)
+            env[key] = value
+        for key in step.release:
+            env.pop(key, None)
+    out = []
+    for key in plan.results:
+        value = env[key]
+        if not value.flags.writeable:
+            value = value.copy()
+        out.append(value)
+    return out

@@ -1,0 +1,119 @@
+"""The checked graph: edges resolved to operand positions, topological order, what Results need.
+
+An edge's port id is matched to the port with that id; the port's position in its list is the
+operand (or output) index. Rejected here: duplicate layer ids, edges to unknown layers or ports,
+two edges into one port, an input with no edge, cycles, no Result.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from ..errors import FormatError, Where
+from .reader import LayerRecord, NetRecord
+
+ValueKey = tuple[int, int]  # (producer layer id, output position)
+
+
+@dataclass(frozen=True)
+class Graph:
+    net: NetRecord
+    layers: dict[int, LayerRecord]
+    operands: dict[int, tuple[ValueKey, ...]]  # layer id -> producer of each input position
+    order: tuple[int, ...]  # every layer, topologically, ties in XML order
+    needed: frozenset[int]  # layers some Result depends on
+    parameters: tuple[int, ...]  # Parameter layer ids in XML order
+    results: tuple[int, ...]  # Result layer ids in XML order
+
+    @property
+    def unused(self) -> tuple[int, ...]:
+        return tuple(i for i in self.order if i not in self.needed)
+
+
+def _is(layer: LayerRecord, type_name: str) -> bool:
+    return layer.type.lower() == type_name.lower()
+
+
+def build_graph(net: NetRecord) -> Graph:
+    layers: dict[int, LayerRecord] = {}
+    for layer in net.layers:
+        if layer.id in layers:
+            first = layers[layer.id]
+            raise FormatError(
+                f"duplicate layer id {layer.id} (first used by {first.name!r} at line {first.line})",
+                layer.where,
+            )
+        layers[layer.id] = layer
+
+    in_pos = {lid: {p.id: i for i, p in enumerate(lay.inputs)} for lid, lay in layers.items()}
+    out_pos = {lid: {p.id: i for i, p in enumerate(lay.outputs)} for lid, lay in layers.items()}
+    filled: dict[int, list[ValueKey | None]] = {lid: [None] * len(lay.inputs) for lid, lay in layers.items()}
+    for e in net.edges:
+        where = Where(line=e.line)
+        if e.from_layer not in layers:
+            raise FormatError(f"edge from unknown layer {e.from_layer}", where)
+        if e.to_layer not in layers:
+            raise FormatError(f"edge to unknown layer {e.to_layer}", where)
+        src, dst = layers[e.from_layer], layers[e.to_layer]
+        if e.from_port not in out_pos[src.id]:
+            raise FormatError(
+                f"edge (line {e.line}) leaves output port {e.from_port}, which this layer does not have",
+                src.where,
+            )
+        if e.to_port not in in_pos[dst.id]:
+            raise FormatError(
+                f"edge (line {e.line}) enters input port {e.to_port}, which this layer does not have",
+                dst.where,
+            )
+        pos = in_pos[dst.id][e.to_port]
+        if filled[dst.id][pos] is not None:
+            raise FormatError(f"input port {e.to_port} has two incoming edges (second at line {e.line})", dst.where)
+        filled[dst.id][pos] = (src.id, out_pos[src.id][e.from_port])
+
+    for lid, ops in filled.items():
+        for pos, key in enumerate(ops):
+            if key is None:
+                port = layers[lid].inputs[pos].id
+                raise FormatError(f"input port {port} has no incoming edge", layers[lid].where)
+    operands = {lid: tuple(ops) for lid, ops in filled.items()}
+
+    order = _toposort(layers, operands)
+    results = tuple(layer.id for layer in net.layers if _is(layer, "Result"))
+    if not results:
+        raise FormatError("the model has no Result layer")
+    parameters = tuple(layer.id for layer in net.layers if _is(layer, "Parameter"))
+
+    needed: set[int] = set()
+    stack = list(results)
+    while stack:
+        lid = stack.pop()
+        if lid in needed:
+            continue
+        needed.add(lid)
+        stack.extend(src for src, _ in operands[lid])
+    return Graph(net, layers, operands, order, frozenset(needed), parameters, results)
+
+
+def _toposort(layers: dict[int, LayerRecord], operands: dict[int, tuple[ValueKey, ...]]) -> tuple[int, ...]:
+    xml_index = {lid: i for i, lid in enumerate(layers)}
+    indegree = {lid: len(ops) for lid, ops in operands.items()}
+    consumers: dict[int, list[int]] = {lid: [] for lid in layers}
+    for lid, ops in operands.items():
+        for src, _ in ops:
+            consumers[src].append(lid)
+    ready = deque(sorted((lid for lid, d in indegree.items() if d == 0), key=xml_index.get))
+    order = []
+    while ready:
+        lid = ready.popleft()
+        order.append(lid)
+        for c in consumers[lid]:
+            indegree[c] -= 1
+            if indegree[c] == 0:
+                ready.append(c)
+    if len(order) != len(layers):
+        stuck = [layers[lid] for lid in layers if indegree[lid] > 0]
+        stuck.sort(key=lambda lay: xml_index[lay.id])
+        names = ", ".join(f"{lay.id} ({lay.name!r})" for lay in stuck[:5])
+        raise FormatError(f"the graph has a cycle through layers {names}", stuck[0].where)
+    return tuple(order)

@@ -1,0 +1,278 @@
+"""lxml -> layer, port and edge records. The reader knows no ops: attributes stay strings.
+
+Hardened as SPEC §4 says: no DTD, no entities, no network, no XInclude, no processing
+instructions, a size cap before parsing, a depth cap, and integers parsed as ASCII digits only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lxml import etree
+
+from ..dtypes import UnknownElementType, parse_precision
+from ..errors import FormatError, LimitError, Where
+from ..limits import Limits
+
+_UINT = re.compile(r"[0-9]{1,20}\Z")
+_INT = re.compile(r"-?[0-9]{1,20}\Z")
+_XINCLUDE_NS = "http://www.w3.org/2001/XInclude"
+SUPPORTED_IR_VERSIONS = (10, 11)
+
+
+@dataclass(frozen=True)
+class RtInfo:
+    """One rt_info element: its tag, attributes and children, kept as metadata only."""
+
+    tag: str
+    attrs: dict
+    children: tuple = ()
+
+
+@dataclass(frozen=True)
+class PortRecord:
+    id: int
+    precision: str | None
+    dims: tuple[int, ...]
+    names: tuple[str, ...]
+    line: int | None = None
+    rt_info: tuple[RtInfo, ...] = ()
+
+
+@dataclass(frozen=True)
+class LayerRecord:
+    id: int
+    name: str
+    type: str
+    version: str
+    attrs: dict
+    inputs: tuple[PortRecord, ...]
+    outputs: tuple[PortRecord, ...]
+    line: int | None = None
+    rt_info: tuple[RtInfo, ...] = ()
+
+    @property
+    def where(self) -> Where:
+        return Where(self.id, self.name, self.type, self.version, self.line)
+
+
+@dataclass(frozen=True)
+class EdgeRecord:
+    from_layer: int
+    from_port: int
+    to_layer: int
+    to_port: int
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class NetRecord:
+    name: str
+    version: int
+    layers: tuple[LayerRecord, ...]
+    edges: tuple[EdgeRecord, ...]
+    rt_info: tuple[RtInfo, ...] = ()
+    path: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def parse_uint(text: str | None, what: str, where: Where | None = None) -> int:
+    """A non-negative integer written in ASCII digits ('٣'.isdigit() is True; we refuse it)."""
+    if text is None:
+        raise FormatError(f"missing {what}", where)
+    s = text.strip()
+    if not _UINT.match(s):
+        raise FormatError(f"{what} must be a non-negative integer, got {text!r}", where)
+    return int(s)
+
+
+def parse_int(text: str, what: str, where: Where | None = None) -> int:
+    """A signed integer in ASCII digits."""
+    s = text.strip()
+    if not _INT.match(s):
+        raise FormatError(f"{what} must be an integer, got {text!r}", where)
+    return int(s)
+
+
+def split_names(text: str) -> tuple[str, ...]:
+    """Split a `names` attribute on commas; `\\,` is a literal comma."""
+    out, cur, i = [], [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text) and text[i + 1] == ",":
+            cur.append(",")
+            i += 2
+            continue
+        if c == ",":
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    out.append("".join(cur).strip())
+    return tuple(n for n in out if n)
+
+
+def _rt_info(el) -> tuple[RtInfo, ...]:
+    if el is None:
+        return ()
+    return tuple(
+        RtInfo(child.tag, dict(child.attrib), _rt_info(child))
+        for child in el
+        if isinstance(child.tag, str)
+    )
+
+
+def _parse_port(el, where: Where, limits: Limits) -> PortRecord:
+    pid = parse_uint(el.get("id"), "port id", where)
+    prec_text = el.get("precision")
+    try:
+        precision = parse_precision(prec_text) if prec_text is not None else None
+    except UnknownElementType:
+        raise FormatError(f"port {pid} has unknown precision {prec_text!r}", where) from None
+    dims = []
+    for d in el.iter("dim"):
+        text = d.text or ""
+        value = parse_int(text, f"port {pid} dim", where)
+        if value < -1:
+            raise FormatError(f"port {pid} has negative dim {value} (only -1, dynamic, is allowed)", where)
+        dims.append(value)
+    if len(dims) > limits.max_rank:
+        raise LimitError(f"port {pid} has rank {len(dims)}, above the limit {limits.max_rank}", where)
+    names = split_names(el.get("names", ""))
+    return PortRecord(pid, precision, tuple(dims), names, el.sourceline, _rt_info(el.find("rt_info")))
+
+
+def _parse_ports(parent, where: Where, limits: Limits) -> tuple[PortRecord, ...]:
+    if parent is None:
+        return ()
+    ports = tuple(_parse_port(p, where, limits) for p in parent.findall("port"))
+    seen = set()
+    for p in ports:
+        if p.id in seen:
+            raise FormatError(f"port id {p.id} appears twice", where)
+        seen.add(p.id)
+    return ports
+
+
+def _parse_layer(el, limits: Limits) -> LayerRecord:
+    line = el.sourceline
+    loose = Where(name=el.get("name"), type=el.get("type"), version=el.get("version"), line=line)
+    for key in ("id", "name", "type", "version"):
+        if el.get(key) is None:
+            raise FormatError(f"<layer> has no {key!r} attribute", loose)
+    lid = parse_uint(el.get("id"), "layer id", loose)
+    where = Where(lid, el.get("name"), el.get("type"), el.get("version"), line)
+    attrs = {k: v for k, v in el.attrib.items() if k not in ("id", "name", "type", "version")}
+    data = el.find("data")
+    if data is not None:
+        attrs.update(data.attrib)
+    inputs = _parse_ports(el.find("input"), where, limits)
+    outputs = _parse_ports(el.find("output"), where, limits)
+    all_ids = [p.id for p in inputs] + [p.id for p in outputs]
+    if len(set(all_ids)) != len(all_ids):
+        raise FormatError("an input and an output port share an id", where)
+    return LayerRecord(
+        lid, el.get("name"), el.get("type"), el.get("version"), attrs, inputs, outputs, line,
+        _rt_info(el.find("rt_info")),
+    )
+
+
+def _reject_hostile(tree, root, limits: Limits) -> None:
+    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
+        raise FormatError("XML with a DOCTYPE is refused (DTDs and entities are not allowed)")
+    for node in root.iter():
+        tag = node.tag
+        if tag is etree.Entity:
+            raise FormatError(f"XML entity reference {node.text!r} is refused (line {node.sourceline})")
+        if tag is etree.ProcessingInstruction:
+            raise FormatError(f"XML processing instruction {node.target!r} is refused (line {node.sourceline})")
+        if isinstance(tag, str) and tag.startswith("{" + _XINCLUDE_NS + "}"):
+            raise FormatError(f"XInclude is refused (line {node.sourceline})")
+    for sib in (root.itersiblings(preceding=True), root.itersiblings()):
+        for node in sib:
+            if node.tag is etree.ProcessingInstruction:
+                raise FormatError(f"XML processing instruction {node.target!r} is refused")
+
+
+def _depth(root) -> int:
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((c, d + 1) for c in node)
+    return deepest
+
+
+def parse_xml_bytes(data: bytes, limits: Limits, path: str | None = None) -> NetRecord:
+    """Parse IR XML bytes into a NetRecord (structure only; the graph checks come later)."""
+    if len(data) > limits.max_xml_bytes:
+        raise LimitError(f"XML is {len(data)} bytes, above the limit {limits.max_xml_bytes}")
+    # Refused before lxml sees them: a DTD is where entity bombs and external entities live.
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise FormatError("XML with a DOCTYPE or ENTITY declaration is refused")
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
+        dtd_validation=False, remove_comments=True, collect_ids=False,
+    )
+    try:
+        tree = etree.ElementTree(etree.fromstring(data, parser))
+    except etree.XMLSyntaxError as e:
+        raise FormatError(f"XML is not well formed: {e}") from None
+    except ValueError as e:
+        raise FormatError(f"XML cannot be parsed: {e}") from None
+    root = tree.getroot()
+    _reject_hostile(tree, root, limits)
+    if _depth(root) > limits.max_xml_depth:
+        raise LimitError(f"XML nesting is deeper than the limit {limits.max_xml_depth}")
+    if root.tag != "net":
+        raise FormatError(f"root element is <{root.tag}>, expected <net>")
+    version_text = root.get("version")
+    if version_text is None:
+        raise FormatError("<net> has no version attribute")
+    version = parse_uint(version_text, "IR version") if _UINT.match(version_text.strip()) else None
+    if version not in SUPPORTED_IR_VERSIONS:
+        raise FormatError(
+            f"IR version {version_text!r} is not supported (irexec reads versions 10 and 11)"
+        )
+    layers_el = root.find("layers")
+    if layers_el is None:
+        raise FormatError("<net> has no <layers>")
+    layer_els = layers_el.findall("layer")
+    if len(layer_els) > limits.max_layers:
+        raise LimitError(f"{len(layer_els)} layers, above the limit {limits.max_layers}")
+    layers = tuple(_parse_layer(el, limits) for el in layer_els)
+    edges = []
+    edges_el = root.find("edges")
+    for e in edges_el.findall("edge") if edges_el is not None else ():
+        w = Where(line=e.sourceline)
+        edges.append(
+            EdgeRecord(
+                parse_uint(e.get("from-layer"), "edge from-layer", w),
+                parse_uint(e.get("from-port"), "edge from-port", w),
+                parse_uint(e.get("to-layer"), "edge to-layer", w),
+                parse_uint(e.get("to-port"), "edge to-port", w),
+                e.sourceline,
+            )
+        )
+    return NetRecord(
+        root.get("name", ""), version, layers, tuple(edges), _rt_info(root.find("rt_info")), path
+    )
+
+
+def read_xml(path: str | Path, limits: Limits) -> NetRecord:
+    """Read and parse an IR XML file, refusing it before reading when it is too large."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as e:
+        raise FormatError(f"cannot read {str(p)!r}: {e.strerror}") from None
+    if size > limits.max_xml_bytes:
+        raise LimitError(f"{str(p)!r} is {size} bytes, above the XML size limit {limits.max_xml_bytes}")
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise FormatError(f"cannot read {str(p)!r}: {e.strerror}") from None
+    return parse_xml_bytes(data, limits, str(p))

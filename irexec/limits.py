@@ -1,0 +1,49 @@
+"""Resource limits, checked with Python integers before anything is allocated.
+
+The defaults fit a 24 GB machine; `Limits` can be changed per `load` call and from the CLI.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .errors import LimitError, Where
+
+GiB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on what a model file or a feed may make irexec allocate."""
+
+    max_xml_bytes: int = 256 << 20
+    max_layers: int = 100_000
+    max_rank: int = 64
+    max_tensor_elements: int = 1 << 32
+    max_tensor_bytes: int = 8 * GiB
+    max_total_bytes: int = 16 * GiB
+    max_xml_depth: int = 64
+
+    def check_tensor(self, shape, itemsize: float, what: str, where: Where | None = None) -> int:
+        """Raise LimitError if a tensor of `shape` would exceed the per-tensor caps; return bytes."""
+        if len(shape) > self.max_rank:
+            raise LimitError(f"{what} has rank {len(shape)}, above the limit {self.max_rank}", where)
+        n = math.prod(int(d) for d in shape)
+        if n > self.max_tensor_elements:
+            raise LimitError(
+                f"{what} of shape {tuple(shape)} has {n} elements, above the limit "
+                f"{self.max_tensor_elements}",
+                where,
+            )
+        nbytes = math.ceil(n * itemsize)
+        if nbytes > self.max_tensor_bytes:
+            raise LimitError(
+                f"{what} of shape {tuple(shape)} needs {nbytes} bytes, above the limit "
+                f"{self.max_tensor_bytes}",
+                where,
+            )
+        return nbytes
+
+
+DEFAULT_LIMITS = Limits()

@@ -1,0 +1,287 @@
+"""The public Model: `load` reads, checks and shape-infers an IR file; `infer` runs it;
+`validate` compares every declared port claim with what irexec infers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .dtypes import from_numpy, numpy_dtype, round_bf16
+from .errors import InputError, IRExecError, LimitError, UsageError
+from .executor import execute, make_plan
+from .ir.graph import build_graph
+from .ir.reader import read_xml
+from .ir.weights import Weights
+from .limits import DEFAULT_LIMITS, Limits
+from .loader import Context, infer_graph
+from .shapes import TensorSpec, compatible, format_shape
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """A model input or output: name, shape (None per dynamic dim; None for a dynamic rank),
+    numpy dtype, and the IR element type (bf16 surfaces as float32 arrays)."""
+
+    name: str
+    shape: tuple[int | None, ...] | None
+    dtype: np.dtype
+    element_type: str
+
+
+@dataclass(frozen=True)
+class LayerInfo:
+    id: int
+    name: str
+    type: str
+    version: str
+    line: int | None
+    outputs: tuple[TensorInfo, ...]
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One declared claim that differs from what irexec infers."""
+
+    layer_id: int
+    name: str
+    type: str
+    version: str
+    line: int | None
+    port: int
+    direction: str  # "input" or "output"
+    kind: str  # "dims" or "precision"
+    declared: str
+    inferred: str
+
+    def __str__(self) -> str:
+        return (
+            f"layer id={self.layer_id} name={self.name!r} {self.type}-{self.version} line {self.line}: "
+            f"{self.direction} port {self.port} {self.kind} declared {self.declared}, inferred {self.inferred}"
+        )
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    issues: tuple[Issue, ...]
+    layers: tuple[LayerInfo, ...]
+    unused: tuple[LayerInfo, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.issues
+
+
+def _declared_dims(dims: tuple[int, ...]) -> str:
+    return "[" + ",".join("?" if d == -1 else str(d) for d in dims) + "]"
+
+
+class Model:
+    """A loaded, checked IR model. Create it with `irexec.load`."""
+
+    def __init__(self, path: str | Path, limits: Limits | None = None):
+        self.path = str(path)
+        self.limits = limits or DEFAULT_LIMITS
+        net = read_xml(path, self.limits)
+        self.graph = build_graph(net)
+        self.weights = Weights(Path(path).with_suffix(".bin"))
+        self.ops, self.specs = infer_graph(self.graph, Context(self.weights, self.limits))
+        self._plan = make_plan(self.graph, self.ops, self.specs)
+        self.inputs = self._input_infos()
+        self.outputs = self._output_infos()
+        self._feed_index = {info.name: i for i, info in enumerate(self.inputs)}
+        if net.version == 10:
+            for i, lid in enumerate(self.graph.parameters):
+                self._feed_index.setdefault(self.graph.layers[lid].name, i)
+
+    # ---- names --------------------------------------------------------------------------
+    def _info(self, name: str, spec: TensorSpec) -> TensorInfo:
+        return TensorInfo(name, spec.shape, numpy_dtype(spec.dtype), spec.dtype)
+
+    def _input_infos(self) -> list[TensorInfo]:
+        infos, seen = [], set()
+        for lid in self.graph.parameters:
+            layer = self.graph.layers[lid]
+            port = layer.outputs[0] if layer.outputs else None
+            name = port.names[0] if port is not None and port.names else layer.name
+            if name in seen:
+                from .errors import FormatError
+
+                raise FormatError(f"input name {name!r} is used by two Parameters", layer.where)
+            seen.add(name)
+            infos.append(self._info(name, self.specs[(lid, 0)]))
+        return infos
+
+    def _output_infos(self) -> list[TensorInfo]:
+        infos, seen = [], set()
+        for rid in self.graph.results:
+            layer = self.graph.layers[rid]
+            src, pos = self.graph.operands[rid][0]
+            names = layer.attrs.get("output_names")
+            from .ir.reader import split_names
+
+            listed = split_names(names) if names else ()
+            port_names = self.graph.layers[src].outputs[pos].names
+            name = listed[0] if listed else port_names[0] if port_names else layer.name
+            if name in seen:
+                name = layer.name
+            seen.add(name)
+            infos.append(self._info(name, self.specs[(rid, 0)]))
+        return infos
+
+    # ---- layers and validation ----------------------------------------------------------
+    def layer_infos(self) -> list[LayerInfo]:
+        out = []
+        for lid in self.graph.order:
+            layer = self.graph.layers[lid]
+            specs = [self.specs[(lid, i)] for i in range(len(layer.outputs))]
+            out.append(
+                LayerInfo(
+                    lid, layer.name, layer.type, layer.version, layer.line,
+                    tuple(self._info(layer.name, s) for s in specs),
+                )
+            )
+        return out
+
+    def validate(self) -> ValidationReport:
+        """Every declared dim or precision (output ports, and input ports against their producer)
+        that differs from the inferred one. Dynamic on either side is not a difference."""
+        issues = []
+        for lid in self.graph.order:
+            layer = self.graph.layers[lid]
+            claims = [("output", p, self.specs[(lid, i)]) for i, p in enumerate(layer.outputs)]
+            claims += [("input", p, self.specs[self.graph.operands[lid][i]]) for i, p in enumerate(layer.inputs)]
+            for direction, port, spec in claims:
+
+                def issue(kind, declared, inferred, port=port, direction=direction):
+                    issues.append(
+                        Issue(lid, layer.name, layer.type, layer.version, port.line or layer.line,
+                              port.id, direction, kind, declared, inferred)
+                    )
+
+                if not compatible(port.dims, spec.shape):
+                    issue("dims", _declared_dims(port.dims), format_shape(spec.shape))
+                if port.precision is not None and port.precision != spec.dtype:
+                    issue("precision", port.precision, spec.dtype)
+        infos = self.layer_infos()
+        unused = tuple(i for i in infos if i.id not in self.graph.needed)
+        return ValidationReport(tuple(issues), tuple(infos), unused)
+
+    def info(self) -> dict:
+        """Inputs, outputs, op histogram and weight bytes, as plain data."""
+        hist = Counter(f"{lay.type}-{lay.version}" for lay in self.graph.layers.values())
+        const_bytes = 0
+        for lid, layer in self.graph.layers.items():
+            if layer.type.lower() == "const":
+                const_bytes += int(self.ops[lid].attrs["size"])
+        return {
+            "path": self.path,
+            "name": self.graph.net.name,
+            "ir_version": self.graph.net.version,
+            "layers": len(self.graph.layers),
+            "unused_layers": len(self.graph.unused),
+            "inputs": [tensor_dict(i) for i in self.inputs],
+            "outputs": [tensor_dict(o) for o in self.outputs],
+            "ops": dict(sorted(hist.items())),
+            "weights_file_bytes": self.weights.size,
+            "const_bytes": const_bytes,
+        }
+
+    # ---- inference ----------------------------------------------------------------------
+    def _feeds(self, feeds) -> dict:
+        if isinstance(feeds, dict):
+            by_pos: dict[int, object] = {}
+            for name, value in feeds.items():
+                if name not in self._feed_index:
+                    raise InputError(
+                        f"unknown input {name!r}; the model's inputs are "
+                        f"{', '.join(repr(i.name) for i in self.inputs) or '(none)'}"
+                    )
+                pos = self._feed_index[name]
+                if pos in by_pos:
+                    raise InputError(f"input {self.inputs[pos].name!r} is fed twice")
+                by_pos[pos] = value
+        elif isinstance(feeds, (list, tuple)):
+            if len(feeds) != len(self.inputs):
+                raise InputError(f"{len(feeds)} inputs given, the model has {len(self.inputs)}")
+            by_pos = dict(enumerate(feeds))
+        else:
+            raise UsageError(f"infer takes a dict or a list of arrays, got {type(feeds).__name__}")
+        missing = [self.inputs[i].name for i in range(len(self.inputs)) if i not in by_pos]
+        if missing:
+            raise InputError(f"missing input(s): {', '.join(repr(m) for m in missing)}")
+        out, total = {}, 0
+        for pos, value in by_pos.items():
+            arr = self._check_feed(self.inputs[pos], value, pos)
+            total += arr.nbytes
+            if total > self.limits.max_total_bytes:
+                raise LimitError(f"inputs take {total} bytes, above the limit {self.limits.max_total_bytes}")
+            out[(self.graph.parameters[pos], 0)] = arr
+        return out
+
+    def _check_feed(self, info: TensorInfo, value, pos: int) -> np.ndarray:
+        if not isinstance(value, np.ndarray):
+            try:
+                value = np.asarray(value)
+            except (ValueError, TypeError) as e:
+                raise InputError(f"input {info.name!r} is not an array: {e}") from None
+        et = from_numpy(value.dtype)
+        want = info.element_type
+        if want == "bf16" and et == "f32":
+            value = round_bf16(value)
+        elif et != want:
+            raise InputError(
+                f"input {info.name!r} has dtype {value.dtype}, the model expects {info.element_type} "
+                f"({info.dtype})"
+            )
+        bounds = self.ops[self.graph.parameters[pos]].bounds
+        if bounds is not None:
+            if value.ndim != len(bounds):
+                raise InputError(
+                    f"input {info.name!r} has shape {format_shape(value.shape)} (rank {value.ndim}), "
+                    f"the model expects rank {len(bounds)}: [{','.join(str(b) for b in bounds)}]"
+                )
+            for i, (n, b) in enumerate(zip(value.shape, bounds)):
+                if not b.admits(n):
+                    raise InputError(
+                        f"input {info.name!r} has shape {format_shape(value.shape)}; dim {i} is {n}, "
+                        f"the model expects [{','.join(str(b) for b in bounds)}]"
+                    )
+        self.limits.check_tensor(value.shape, value.dtype.itemsize, f"input {info.name!r}")
+        return value
+
+    def infer(self, feeds) -> dict[str, np.ndarray]:
+        """Run the model: feeds by input name (or a list in input order) -> {output name: array}."""
+        values = execute(self._plan, self.specs, self._feeds(feeds))
+        return {info.name: v for info, v in zip(self.outputs, values)}
+
+
+def tensor_dict(info: TensorInfo) -> dict:
+    return {
+        "name": info.name,
+        "shape": None if info.shape is None else [d for d in info.shape],
+        "element_type": info.element_type,
+        "dtype": str(info.dtype),
+    }
+
+
+def load(path: str | Path, limits: Limits | None = None) -> Model:
+    """Read, check and shape-infer the IR at `path` (its .bin beside it). Raises IRExecError only."""
+    try:
+        return Model(path, limits)
+    except IRExecError:
+        raise
+    except RecursionError:
+        raise LimitError("the model is nested too deeply") from None
+    except MemoryError:
+        raise LimitError("out of memory while loading") from None
+
+
+__all__ = ["Model", "TensorInfo", "LayerInfo", "Issue", "ValidationReport", "load", "math"]

@@ -1,0 +1,143 @@
+"""Element-wise glue ops with OpenVINO semantics: binary arithmetic with numpy broadcasting
+(Add Subtract Multiply Divide Maximum Minimum Power) and unary math (Abs Exp Log Sqrt Negative).
+
+Integers wrap on overflow as in C; integer Divide is floor division when `m_pythondiv` is true
+(the default) and truncation otherwise; division of an integer by zero is an error, never a value.
+bf16 is computed in float32 and rounded once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..dtypes import NUMERIC_TYPES, cast, numpy_dtype, round_bf16
+from ..errors import ExecutionError, FormatError
+from ..shapes import TensorSpec, broadcast_shapes, format_shape
+from .base import Attr, Op
+from .registry import register
+
+
+def _finish(result: np.ndarray, et: str) -> np.ndarray:
+    if et == "bf16":
+        return round_bf16(result)
+    dt = numpy_dtype(et)
+    return result if result.dtype == dt else cast(result, et)
+
+
+class Binary(Op):
+    """Two operands of one element type, broadcast as `auto_broadcast` says."""
+
+    VERSIONS = (1,)
+    INPUTS = (2, 2)
+    ATTRS = {"auto_broadcast": Attr("str", "numpy")}
+    DTYPES = NUMERIC_TYPES
+
+    def __init__(self, layer, context=None):
+        super().__init__(layer, context)
+        mode = self.attrs["auto_broadcast"].strip().lower()
+        if mode not in ("numpy", "none"):
+            raise FormatError(f"auto_broadcast={mode!r} is not supported (numpy, none)", self.where)
+        self.mode = mode
+
+    def infer(self, inputs):
+        a, b = inputs
+        self.require_dtype(a, self.DTYPES, "input 0")
+        if b.dtype != a.dtype:
+            raise FormatError(f"operands have element types {a.dtype} and {b.dtype}; they must match", self.where)
+        if self.mode == "none" and a.shape is not None and b.shape is not None:
+            if len(a.shape) != len(b.shape) or any(
+                x is not None and y is not None and x != y for x, y in zip(a.shape, b.shape)
+            ):
+                raise FormatError(
+                    f"auto_broadcast=none needs equal shapes, got {format_shape(a.shape)} and "
+                    f"{format_shape(b.shape)}",
+                    self.where,
+                )
+        return [TensorSpec(a.dtype, broadcast_shapes([a.shape, b.shape]))]
+
+    def compute(self, inputs):
+        a, b = inputs
+        with np.errstate(all="ignore"):
+            return [_finish(np.asarray(self.fn(a, b)), self.out_types[0])]
+
+
+def _binary(type_name: str, fn):
+    cls = type(type_name, (Binary,), {"TYPE": type_name, "fn": staticmethod(fn)})
+    cls.__doc__ = f"OpenVINO {type_name}-1 with numpy broadcasting."
+    return register(cls)
+
+
+Add = _binary("Add", np.add)
+Subtract = _binary("Subtract", np.subtract)
+Multiply = _binary("Multiply", np.multiply)
+Maximum = _binary("Maximum", np.maximum)
+Minimum = _binary("Minimum", np.minimum)
+
+
+@register
+class Divide(Binary):
+    """OpenVINO Divide-1; integers: floor division (m_pythondiv=true) or truncation."""
+
+    TYPE = "Divide"
+    ATTRS = {"auto_broadcast": Attr("str", "numpy"), "m_pythondiv": Attr("bool", True)}
+
+    def compute(self, inputs):
+        a, b = inputs
+        if a.dtype.kind in "iu":
+            if np.any(b == 0):
+                raise ExecutionError("integer division by zero", self.where)
+            with np.errstate(all="ignore"):
+                if self.attrs["m_pythondiv"]:
+                    return [np.floor_divide(a, b)]
+                q = np.abs(a.astype(np.int64)) // np.abs(b.astype(np.int64))
+                neg = (a < 0) != (b < 0)
+                return [np.where(neg, -q, q).astype(a.dtype)]
+        with np.errstate(all="ignore"):
+            return [_finish(np.asarray(np.divide(a, b)), self.out_types[0])]
+
+
+@register
+class Power(Binary):
+    """OpenVINO Power-1; integer powers with a negative exponent follow C: 1/x truncated."""
+
+    TYPE = "Power"
+
+    def compute(self, inputs):
+        a, b = inputs
+        if a.dtype.kind in "iu":
+            if np.any(b < 0):
+                with np.errstate(all="ignore"):
+                    r = np.trunc(np.power(a.astype(np.float64), b.astype(np.float64)))
+                return [cast(r, self.out_types[0])]
+        with np.errstate(all="ignore"):
+            return [_finish(np.asarray(np.power(a, b)), self.out_types[0])]
+
+
+class Unary(Op):
+    VERSIONS = (1,)
+    DTYPES = NUMERIC_TYPES
+    FLOAT_MATH = False  # integer inputs computed in float64, then converted back
+
+    def infer(self, inputs):
+        self.require_dtype(inputs[0], self.DTYPES)
+        return [TensorSpec(inputs[0].dtype, inputs[0].shape)]
+
+    def compute(self, inputs):
+        (x,) = inputs
+        if self.FLOAT_MATH and x.dtype.kind in "iu":
+            x = x.astype(np.float64)
+        with np.errstate(all="ignore"):
+            return [_finish(np.asarray(self.fn(x)), self.out_types[0])]
+
+
+def _unary(type_name: str, fn, float_math: bool):
+    cls = type(type_name, (Unary,), {"TYPE": type_name, "fn": staticmethod(fn), "FLOAT_MATH": float_math})
+    cls.__doc__ = f"OpenVINO {type_name}-1, element-wise."
+    return register(cls)
+
+
+Abs = _unary("Abs", np.abs, False)
+Negative = _unary("Negative", np.negative, False)
+Exp = _unary("Exp", np.exp, True)
+Log = _unary("Log", np.log, True)
+Sqrt = _unary("Sqrt", np.sqrt, True)

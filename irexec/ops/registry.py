@@ -1,0 +1,65 @@
+"""The op registry: @register by (type, version); lookup takes the newest opset not above the asked one.
+
+Type names match case-insensitively, as OpenVINO does. Versions are `opsetN` (an integer order)
+or `onnx` (the ONNX-semantics layers, matched exactly).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import UnsupportedOpError, Where
+
+_REGISTRY: dict[str, dict[int | str, type]] = {}
+_OPSET = re.compile(r"opset([0-9]{1,4})\Z")
+
+
+def register(cls):
+    """Class decorator: register an Op subclass under its TYPE and every entry of VERSIONS."""
+    table = _REGISTRY.setdefault(cls.TYPE.lower(), {})
+    for v in cls.VERSIONS:
+        table[v] = cls
+    return cls
+
+
+def parse_version(text: str) -> int | str | None:
+    s = text.strip().lower()
+    if s == "onnx":
+        return "onnx"
+    m = _OPSET.match(s)
+    return int(m.group(1)) if m else None
+
+
+def lookup(type_name: str, version: str, where: Where | None = None) -> type:
+    table = _REGISTRY.get(type_name.lower())
+    if table is None:
+        raise UnsupportedOpError(
+            f"layer type {type_name!r} is not supported; supported types: {', '.join(supported_types())}",
+            where,
+        )
+    v = parse_version(version)
+    cls = None
+    if v == "onnx":
+        cls = table.get("onnx")
+    elif isinstance(v, int):
+        older = [k for k in table if isinstance(k, int) and k <= v]
+        cls = table[max(older)] if older else None
+    if cls is None:
+        have = ", ".join(f"opset{k}" if isinstance(k, int) else k for k in sorted(table, key=str))
+        raise UnsupportedOpError(
+            f"{type_name} version {version!r} is not supported (registered: {have})", where
+        )
+    return cls
+
+
+def supported_types() -> list[str]:
+    return sorted({cls.TYPE for table in _REGISTRY.values() for cls in table.values()})
+
+
+def supported() -> list[tuple[str, str]]:
+    """(type, version) of every registered implementation, for docs and `irexec info`."""
+    out = []
+    for table in _REGISTRY.values():
+        for v, cls in table.items():
+            out.append((cls.TYPE, f"opset{v}" if isinstance(v, int) else v))
+    return sorted(out)
