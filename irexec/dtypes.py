@@ -107,13 +107,14 @@ def is_int(et: str) -> bool:
 
 def round_bf16(a: np.ndarray) -> np.ndarray:
     """Round float32 values to the nearest bf16 (ties to even), kept as float32."""
-    a = np.ascontiguousarray(a, dtype=np.float32)
+    shape = np.shape(a)
+    a = np.ascontiguousarray(a, dtype=np.float32).reshape(-1)
     u = a.view(np.uint32).astype(np.uint64)
     rounded = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
     nan = np.isnan(a)
     if nan.any():
         rounded[nan] = (a.view(np.uint32)[nan] & 0xFFFF0000) | 0x00400000
-    return rounded.view(np.float32)
+    return rounded.view(np.float32).reshape(shape)
 
 
 def bf16_from_bits(words: np.ndarray) -> np.ndarray:

@@ -152,9 +152,9 @@ def _finish(acc: np.ndarray, op: str, count: int, et: str) -> np.ndarray:
                 acc = np.sqrt(acc)
             elif op == "logsum":
                 acc = np.log(acc)
-        if et == "bf16":
-            return round_bf16(acc.astype(np.float32))
-        return acc.astype(out_dt)
+            if et == "bf16":
+                return round_bf16(acc.astype(np.float32))
+            return acc.astype(out_dt)
     if out_dt.kind == "b":
         return acc != 0
     if op == "mean":

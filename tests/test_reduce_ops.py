@@ -1,0 +1,284 @@
+"""Table-driven: every OpenVINO and ONNX-semantics reduction x dtype x axes pattern, run through
+real IR files, against the numpy float64 oracle in tests/oracle.py. Edge cases included."""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+
+import numpy as np
+import pytest
+
+import irexec
+from irexec.dtypes import numpy_dtype, round_bf16
+
+from irbuild import Net
+from oracle import reduce_ref
+
+OV_OPS = {
+    "ReduceSum": "sum", "ReduceMean": "mean", "ReduceProd": "prod", "ReduceMax": "max",
+    "ReduceMin": "min", "ReduceL1": "l1", "ReduceL2": "l2",
+    "ReduceLogicalAnd": "and", "ReduceLogicalOr": "or",
+}
+ONNX_OPS = {
+    "ReduceSum": "sum", "ReduceMean": "mean", "ReduceProd": "prod", "ReduceMax": "max",
+    "ReduceMin": "min", "ReduceL1": "l1", "ReduceL2": "l2", "ReduceLogSum": "logsum",
+    "ReduceLogSumExp": "logsumexp", "ReduceSumSquare": "sumsq",
+}
+FLOATS = ["f32", "f64", "f16", "bf16"]
+INTS = ["i8", "u8", "i32", "i64", "u32", "u64"]
+SHAPE = (3, 4, 5, 6)
+AXES = [(0,), (1,), (3,), (-1,), (0, 2), (1, 3), (1, 2), (0, 1, 2, 3), (2, 2, -2), (0, 3)]
+
+
+def sample(shape, et, rng, op=None):
+    dt = numpy_dtype(et)
+    if et == "boolean":
+        return rng.random(shape) < 0.6
+    if dt.kind == "f":
+        lo = 0.5 if op in ("logsum",) else -2.0
+        x = rng.uniform(lo, 2.0, shape)
+        if op == "prod":
+            x = rng.uniform(0.5, 1.5, shape) * rng.choice([-1, 1], shape)
+        x = x.astype(np.float32) if et == "bf16" else x.astype(dt)
+        return round_bf16(x) if et == "bf16" else x
+    info = np.iinfo(dt)
+    if op == "prod":
+        return rng.integers(max(info.min, -3), min(info.max, 3), shape, endpoint=True).astype(dt)
+    return rng.integers(max(info.min, -100), min(info.max, 100), shape, endpoint=True).astype(dt)
+
+
+def seed_of(*key) -> int:
+    return zlib.crc32(repr(key).encode())
+
+
+def norm(axes, rank):
+    return tuple(sorted({a + rank if a < 0 else a for a in axes}))
+
+
+def tolerance(et):
+    return {"f32": 2e-6, "f64": 1e-12, "f16": 1e-3, "bf16": 8e-3}.get(et, 0)
+
+
+def run_one(tmp_path, type_, version, x, et, axes, attrs, axes_as_input=True, runtime_axes=False):
+    net = Net()
+    data = net.param("data", et, x.shape)
+    inputs = [data]
+    feeds = {"data": x}
+    if axes_as_input:
+        if runtime_axes:
+            inputs.append(net.param("axes", "i64", (len(axes),)))
+            feeds["axes"] = np.array(axes, np.int64)
+        else:
+            inputs.append(net.const(np.array(axes, np.int64)))
+    out = net.op(type_, inputs, attrs, version=version)
+    net.result(out, "y")
+    model = irexec.load(net.save(tmp_path / "m.xml"))
+    return model.infer(feeds)["y"], model
+
+
+def check(got, want, et):
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    tol = tolerance(et)
+    if tol:
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol * 1e-3)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def ov_cases():
+    for type_, op in OV_OPS.items():
+        dts = ["boolean"] if op in ("and", "or") else FLOATS + INTS
+        for et in dts:
+            for axes, keep in itertools.product(AXES, (False, True)):
+                if et not in ("f32", "i32", "boolean") and axes not in ((1,), (0, 2), (0, 1, 2, 3)):
+                    continue
+                yield type_, op, et, axes, keep
+
+
+@pytest.mark.parametrize("type_,op,et,axes,keep", list(ov_cases()))
+def test_openvino_reduction(tmp_path, type_, op, et, axes, keep):
+    rng = np.random.default_rng(seed_of(type_, et, axes, keep))
+    x = sample(SHAPE, et, rng, op)
+    version = "opset4" if op in ("l1", "l2") else "opset1"
+    got, _ = run_one(tmp_path, type_, version, x, et, axes, {"keep_dims": str(keep).lower()})
+    check(got, reduce_ref(x, norm(axes, 4), op, keep, et), et)
+
+
+@pytest.mark.parametrize("type_", ["ReduceMean", "ReduceL2", "ReduceMax"])
+@pytest.mark.parametrize("keep", [False, True])
+def test_empty_axes_is_identity(tmp_path, type_, keep):
+    x = sample(SHAPE, "f32", np.random.default_rng(1))
+    version = "opset4" if type_ == "ReduceL2" else "opset1"
+    got, model = run_one(tmp_path, type_, version, x, "f32", (), {"keep_dims": str(keep).lower()})
+    np.testing.assert_array_equal(got, x)
+    assert model.outputs[0].shape == SHAPE
+
+
+@pytest.mark.parametrize("axes", [(0,), (-1,), ()])
+def test_rank0_data(tmp_path, axes):
+    x = np.array(3.5, np.float32)
+    got, model = run_one(tmp_path, "ReduceSum", "opset1", x, "f32", axes, {"keep_dims": "false"})
+    assert got.shape == () and got == np.float32(3.5)
+    assert model.outputs[0].shape == ()
+
+
+@pytest.mark.parametrize("type_,op", list(OV_OPS.items()))
+@pytest.mark.parametrize("keep", [False, True])
+def test_empty_set_values(tmp_path, type_, op, keep):
+    et = "boolean" if op in ("and", "or") else "f32"
+    x = sample((2, 0, 3), et, np.random.default_rng(2))
+    version = "opset4" if op in ("l1", "l2") else "opset1"
+    got, _ = run_one(tmp_path, type_, version, x, et, (1,), {"keep_dims": str(keep).lower()})
+    check(got, reduce_ref(x, (1,), op, keep, et), et)
+
+
+@pytest.mark.parametrize("et", ["i8", "u8", "i32", "i64", "u64"])
+@pytest.mark.parametrize("op", ["max", "min", "mean"])
+def test_empty_set_integers(tmp_path, et, op):
+    x = np.zeros((0, 4), numpy_dtype(et))
+    got, _ = run_one(tmp_path, "Reduce" + op.capitalize(), "opset1", x, et, (0,), {"keep_dims": "false"})
+    check(got, reduce_ref(x, (0,), op, False, et), et)
+
+
+def test_zero_size_kept_dim(tmp_path):
+    x = np.zeros((0, 4), np.float32)
+    got, _ = run_one(tmp_path, "ReduceSum", "opset1", x, "f32", (1,), {"keep_dims": "false"})
+    assert got.shape == (0,) and got.dtype == np.float32
+
+
+@pytest.mark.parametrize("type_", ["ReduceMax", "ReduceMin", "ReduceSum", "ReduceMean", "ReduceProd"])
+@pytest.mark.parametrize("axes", [(1,), (0,), (0, 1)])
+def test_nan_propagates(tmp_path, type_, axes):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x[1, 2] = np.nan
+    got, _ = run_one(tmp_path, type_, "opset1", x, "f32", axes, {"keep_dims": "false"})
+    want = reduce_ref(x, axes, type_[6:].lower(), False, "f32")
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(want).any()
+
+
+@pytest.mark.parametrize("et", ["i8", "u8", "i32", "u32", "i64", "u64"])
+def test_integer_overflow_wraps_once(tmp_path, et):
+    dt = numpy_dtype(et)
+    info = np.iinfo(dt)
+    x = np.full((4, 3), info.max, dt)
+    x[0, 0] = info.max - 1
+    got, _ = run_one(tmp_path, "ReduceSum", "opset1", x, et, (0,), {"keep_dims": "false"})
+    check(got, reduce_ref(x, (0,), "sum", False, et), et)
+
+
+def test_integer_mean_truncates_toward_zero(tmp_path):
+    x = np.array([[-1, -2], [1, 2], [-3, 2]], np.int32)
+    got, _ = run_one(tmp_path, "ReduceMean", "opset1", x, "i32", (1,), {"keep_dims": "false"})
+    np.testing.assert_array_equal(got, np.array([-1, 1, 0], np.int32))
+
+
+def test_float16_sum_accumulates_wide(tmp_path):
+    x = np.full(1 << 15, 1.0, np.float16)
+    got, _ = run_one(tmp_path, "ReduceSum", "opset1", x, "f16", (0,), {"keep_dims": "false"})
+    # 32768 is exactly representable in f16; a float16 accumulator would stop at 2048.
+    assert got == np.float16(32768)
+
+
+@pytest.mark.parametrize("axes", [(2,), (0, 2), (1, 3), (0, 1, 2, 3)])
+@pytest.mark.parametrize("keep", [False, True])
+def test_runtime_axes(tmp_path, axes, keep):
+    x = sample(SHAPE, "f32", np.random.default_rng(3))
+    got, model = run_one(tmp_path, "ReduceL1", "opset4", x, "f32", axes, {"keep_dims": str(keep).lower()}, runtime_axes=True)
+    check(got, reduce_ref(x, axes, "l1", keep, "f32"), "f32")
+    shape = model.outputs[0].shape
+    if keep:
+        assert shape == (None,) * 4
+    elif len(axes) == 1:
+        assert shape == (None,) * 3
+    else:
+        assert shape is None
+
+
+def test_runtime_axis_out_of_range_is_execution_error(tmp_path):
+    x = sample(SHAPE, "f32", np.random.default_rng(3))
+    with pytest.raises(irexec.ExecutionError, match="out of the range"):
+        run_one(tmp_path, "ReduceSum", "opset1", x, "f32", (7,), {"keep_dims": "false"}, runtime_axes=True)
+
+
+def test_non_contiguous_feed(tmp_path):
+    base = sample((6, 4, 10), "f32", np.random.default_rng(4))
+    x = base[::2, :, ::3]
+    got, _ = run_one(tmp_path, "ReduceSum", "opset1", x, "f32", (1,), {"keep_dims": "false"})
+    check(got, reduce_ref(np.ascontiguousarray(x), (1,), "sum", False, "f32"), "f32")
+
+
+# ---- ONNX-semantics reductions -------------------------------------------------------------
+
+
+def onnx_cases():
+    for type_, op in ONNX_OPS.items():
+        for et in ["f32", "f64", "f16", "bf16", "i32", "i64", "u32", "u64"]:
+            if op in ("logsum", "logsumexp") and et not in FLOATS:
+                continue
+            for axes in [(1,), (0, 2), (-1, 1), None, ()]:
+                for keep in (0, 1):
+                    if et not in ("f32", "i64") and (axes not in ((0, 2), None) or keep == 0):
+                        continue
+                    yield type_, op, et, axes, keep
+
+
+@pytest.mark.parametrize("type_,op,et,axes,keep", list(onnx_cases()))
+@pytest.mark.parametrize("form", ["input", "attribute"])
+def test_onnx_reduction(tmp_path, type_, op, et, axes, keep, form):
+    rng = np.random.default_rng(seed_of(type_, et, axes, keep))
+    x = sample(SHAPE, et, rng, op)
+    attrs = {"keepdims": keep}
+    if form == "attribute" and axes is not None:
+        attrs["axes"] = ",".join(map(str, axes))
+    got, _ = run_one(
+        tmp_path, type_, "onnx", x, et, axes or (), attrs,
+        axes_as_input=form == "input" and axes is not None,
+    )
+    reduce_axes = norm(axes, 4) if axes else (0, 1, 2, 3)
+    check(got, reduce_ref(x, reduce_axes, op, bool(keep), et), et)
+
+
+@pytest.mark.parametrize("type_,op", list(ONNX_OPS.items()))
+def test_onnx_noop_with_empty_axes_applies_elementwise_step(tmp_path, type_, op):
+    x = sample((2, 3), "f64", np.random.default_rng(5), "logsum")
+    got, model = run_one(tmp_path, type_, "onnx", x, "f64", (), {"noop_with_empty_axes": 1}, axes_as_input=False)
+    want = {
+        "l1": np.abs(x), "l2": np.abs(x), "sumsq": x * x, "logsum": np.log(x), "logsumexp": x,
+    }.get(op, x)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert model.outputs[0].shape == (2, 3)
+
+
+def test_onnx_logsumexp_is_stable(tmp_path):
+    x = np.array([[1000.0, 1000.0], [-1000.0, -np.inf], [np.inf, 1.0]], np.float32)
+    got, _ = run_one(tmp_path, "ReduceLogSumExp", "onnx", x, "f32", (1,), {"keepdims": 0})
+    np.testing.assert_allclose(got, [1000 + np.log(2), -1000, np.inf], rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+def test_onnx_minmax_boolean(tmp_path, op):
+    x = np.array([[True, False], [True, True]])
+    got, _ = run_one(tmp_path, op, "onnx", x, "boolean", (1,), {"keepdims": 0})
+    np.testing.assert_array_equal(got, x.any(axis=1) if op == "ReduceMax" else x.all(axis=1))
+
+
+# ---- Mean --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("et", FLOATS)
+@pytest.mark.parametrize("shapes", [[(3, 1, 4)], [(3, 1, 4), (1, 5, 1), (4,)], [(2, 3), (2, 3)], [(), (2,)]])
+def test_mean_broadcasts(tmp_path, et, shapes):
+    rng = np.random.default_rng(6)
+    xs = [sample(s, et, rng) for s in shapes]
+    net = Net()
+    params = [net.param(f"x{i}", et, s) for i, s in enumerate(shapes)]
+    net.result(net.op("Mean", params, version="onnx"), "y")
+    model = irexec.load(net.save(tmp_path / "m.xml"))
+    got = model.infer(xs)["y"]
+    want = sum(x.astype(np.float64) for x in xs) / len(xs)
+    want = round_bf16(want.astype(np.float32)) if et == "bf16" else want.astype(numpy_dtype(et))
+    assert model.outputs[0].shape == np.broadcast_shapes(*shapes)
+    check(got, want, et)
