@@ -56,18 +56,21 @@ def empty_value(op: str, et: str):
     return np.inf if is_float else np.iinfo(dt).max
 
 
-def _acc_dtype(x: np.ndarray) -> tuple[np.ndarray, np.dtype]:
-    """The array the kernels read and the accumulator type (64-bit for every input)."""
+def _acc_dtype(x: np.ndarray) -> tuple[np.ndarray, np.dtype, object]:
+    """The array the kernels read, the 64-bit accumulator type, and the block-sum zero."""
     k = x.dtype.kind
     if k == "f":
         if x.dtype == np.float16:
             x = x.astype(np.float32)
-        return x, np.dtype(np.float64)
+        # float64 lanes: with two threads the sums are memory-bound either way (measured), and
+        # float64 partial sums stay exact enough for cancelling data; pass np.float32(0) here
+        # to sum float32 input in float32 lanes within BLOCK/FLUSH-bounded blocks instead.
+        return x, np.dtype(np.float64), np.float64(0)
     if x.dtype == np.uint64:
-        return x, np.dtype(np.uint64)
+        return x, np.dtype(np.uint64), np.uint64(0)
     if x.dtype != np.int64:
         x = x.astype(np.int64)
-    return x, np.dtype(np.int64)
+    return x, np.dtype(np.int64), np.int64(0)
 
 
 def _identity(code: int, dt: np.dtype):
@@ -100,45 +103,67 @@ def _threads() -> int:
     return numba.get_num_threads()
 
 
-def _pass(cur: np.ndarray, m: int, r: int, n: int, code: int, combine: int, acc_dt: np.dtype) -> np.ndarray:
+# Below this many reduced elements per output, splitting the reduced axis across threads
+# costs more than it gains.
+_SPLIT_MIN = 1 << 15
+
+
+def canonical_5d(groups: list[list]) -> tuple[int, int, int, int, int] | None:
+    """(A, B, C, D, E): kept, reduced, kept, reduced, kept, right-aligned; None if > 5 groups."""
+    sizes = [g[0] for g in groups]
+    if not groups or groups[-1][1]:
+        sizes.append(1)  # end on a kept group (E == 1: the rows kernel)
+    if len(sizes) % 2 == 0:
+        sizes.insert(0, 1)  # start on a kept group
+    if len(sizes) > 5:
+        return None
+    return tuple([1] * (5 - len(sizes)) + sizes)
+
+
+def _combine(part: np.ndarray, code: int) -> np.ndarray:
+    """Combine the splits (axis 2) of a kernel's partial results."""
+    if part.shape[2] == 1:
+        return part[:, :, 0]
+    if code == _MUL:
+        return part.prod(axis=2)
+    if code == _MAX:
+        return part.max(axis=2)
+    if code == _MIN:
+        return part.min(axis=2)
+    return part.sum(axis=2)
+
+
+def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, zero) -> np.ndarray:
     from . import reduce as k
 
-    if n == 1:
-        p = 1
-        if m < 4 * _threads() and r >= 2 * k.ROW_CHUNK:
-            p = min(math.ceil(r / k.ROW_CHUNK), 256)
-        chunk = math.ceil(r / p)
-        partial = np.full((m, p), _identity(code, acc_dt), acc_dt)
-        k.reduce_rows(cur.reshape(m, r), partial, code, chunk)
-        if p == 1:
-            return partial.reshape(m)
-        out = np.full((m, 1), _identity(combine, acc_dt), acc_dt)
-        k.reduce_rows(partial, out, combine, p)
-        return out.reshape(m)
-    out = np.full((m, n), _identity(code, acc_dt), acc_dt)
-    k.reduce_columns(cur.reshape(m, r, n), out, code, k.COL_TILE)
-    return out.reshape(m * n)
+    a, b, c, d, e = dims
+    outputs = a * c * (1 if e == 1 else math.ceil(e / k.TILE))
+    splits = 1
+    if outputs < 4 * _threads() and b * d >= 2 * _SPLIT_MIN:
+        splits = max(1, min(d, 8 * _threads(), d * b // _SPLIT_MIN))
+    if e == 1:
+        part = np.full((a, c, splits), _identity(code, acc_dt), acc_dt)
+        k.reduce_rows(x.reshape(a, b, c, d), part, code, zero)
+    else:
+        part = np.full((a, c, splits, e), _identity(code, acc_dt), acc_dt)
+        k.reduce_columns(x.reshape(a, b, c, d, e), part, code, zero)
+    with np.errstate(all="ignore"):
+        return _combine(part, combine).reshape(-1)
 
 
 def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int) -> np.ndarray:
     """The 64-bit accumulator of reducing x over `axes`, flat, kept dims in C order."""
-    work, acc_dt = _acc_dtype(x)
+    work, acc_dt, zero = _acc_dtype(x)
     work = np.ascontiguousarray(work)
     groups = _groups(work.shape, axes)
-    if not any(red for _, red in groups):
-        return _pass(work, work.size, 1, 1, first, combine, acc_dt)
-    cur, code = work, first
-    while any(red for _, red in groups):
-        i = max((g for g in range(len(groups)) if groups[g][1]), key=lambda g: groups[g][0])
-        m = math.prod(g[0] for g in groups[:i])
-        n = math.prod(g[0] for g in groups[i + 1 :])
-        cur = _pass(cur, m, groups[i][0], n, code, combine, acc_dt)
-        code = combine
-        del groups[i]
-        if 0 < i < len(groups) and not groups[i - 1][1] and not groups[i][1]:
-            groups[i - 1][0] *= groups[i][0]
-            del groups[i]
-    return cur
+    dims = canonical_5d(groups)
+    if dims is None:
+        # More than five alternating groups: one transposed copy puts kept dims first.
+        kept = [i for i in range(work.ndim) if i not in axes]
+        work = np.ascontiguousarray(work.transpose(kept + list(axes)))
+        n_kept = math.prod(work.shape[: len(kept)])
+        dims = (1, 1, n_kept, work.size // max(n_kept, 1), 1)
+    return _run5(work, dims, first, combine, acc_dt, zero)
 
 
 def _finish(acc: np.ndarray, op: str, count: int, et: str) -> np.ndarray:
