@@ -8,12 +8,11 @@ import zlib
 
 import numpy as np
 import pytest
+from irbuild import Net
+from oracle import reduce_ref
 
 import irexec
 from irexec.dtypes import numpy_dtype, round_bf16
-
-from irbuild import Net
-from oracle import reduce_ref
 
 OV_OPS = {
     "ReduceSum": "sum", "ReduceMean": "mean", "ReduceProd": "prod", "ReduceMax": "max",

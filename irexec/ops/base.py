@@ -6,8 +6,9 @@ attribute kinds. Malformed known attributes are errors, never silently defaulted
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
