@@ -61,7 +61,7 @@ def _acc_dtype(x: np.ndarray) -> tuple[np.ndarray, np.dtype, object]:
     k = x.dtype.kind
     if k == "f":
         if x.dtype == np.float16:
-            x = x.astype(np.float32)
+            x = np.ascontiguousarray(x).view(np.uint16)  # widened inside the kernels
         # float64 lanes: with two threads the sums are memory-bound either way (measured), and
         # float64 partial sums stay exact enough for cancelling data; pass np.float32(0) here
         # to sum float32 input in float32 lanes within BLOCK/FLUSH-bounded blocks instead.

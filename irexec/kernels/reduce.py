@@ -60,32 +60,50 @@ maximum = _minmax("llvm.maximum", ">")
 minimum = _minmax("llvm.minimum", "<")
 
 
+@intrinsic
+def widen(typingctx, v):
+    """An element as the kernels compute with it: uint16 words are float16 bits (the planner
+    passes float16 data as a uint16 view; integer data arrives as int64/uint64), widened to
+    float32 in-register (vcvtph2ps), so float16 is read once at 2 bytes per element."""
+    if isinstance(v, types.Integer) and v.bitwidth == 16 and not v.signed:
+
+        def half(context, builder, signature, args):
+            return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+
+        return types.float32(v), half
+
+    def same(context, builder, signature, args):
+        return args[0]
+
+    return v(v), same
+
+
 @nb.njit(fastmath=_FM, inline="always")
 def _fold(y, code, acc, zero):
     """Fold the 1-D contiguous y into acc with step `code`; the branch sits outside the loops."""
     n = y.size
     if code == MUL:
         for i in range(n):
-            acc *= y[i]
+            acc *= widen(y[i])
     elif code == MAX:
         for i in range(n):
-            acc = maximum(acc, y[i])
+            acc = maximum(acc, widen(y[i]))
     elif code == MIN:
         for i in range(n):
-            acc = minimum(acc, y[i])
+            acc = minimum(acc, widen(y[i]))
     else:
         for start in range(0, n, BLOCK):
             z = y[start : min(n, start + BLOCK)]
             s = zero
             if code == ADD:
                 for i in range(z.size):
-                    s += z[i]
+                    s += widen(z[i])
             elif code == ADD_ABS:
                 for i in range(z.size):
-                    s += abs(z[i])
+                    s += abs(widen(z[i]))
             else:
                 for i in range(z.size):
-                    v = z[i]
+                    v = widen(z[i])
                     s += v * v
             acc += s
     return acc
@@ -97,23 +115,23 @@ def _tile(acc, row, code):
     n = acc.size
     if code == ADD:
         for j in range(n):
-            acc[j] += row[j]
+            acc[j] += widen(row[j])
     elif code == ADD_ABS:
         for j in range(n):
-            acc[j] += abs(row[j])
+            acc[j] += abs(widen(row[j]))
     elif code == ADD_SQ:
         for j in range(n):
-            v = row[j]
+            v = widen(row[j])
             acc[j] += v * v
     elif code == MUL:
         for j in range(n):
-            acc[j] *= row[j]
+            acc[j] *= widen(row[j])
     elif code == MAX:
         for j in range(n):
-            acc[j] = maximum(acc[j], row[j])
+            acc[j] = maximum(acc[j], widen(row[j]))
     else:
         for j in range(n):
-            acc[j] = minimum(acc[j], row[j])
+            acc[j] = minimum(acc[j], widen(row[j]))
 
 
 @nb.njit(parallel=True, fastmath=_FM, cache=True)
