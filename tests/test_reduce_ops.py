@@ -12,6 +12,7 @@ from irbuild import Net
 from oracle import reduce_ref
 
 import irexec
+from irexec import config
 from irexec.dtypes import numpy_dtype, round_bf16
 
 OV_OPS = {
@@ -28,6 +29,13 @@ FLOATS = ["f32", "f64", "f16", "bf16"]
 INTS = ["i8", "u8", "i32", "i64", "u32", "u64"]
 SHAPE = (3, 4, 5, 6)
 AXES = [(0,), (1,), (3,), (-1,), (0, 2), (1, 3), (1, 2), (0, 1, 2, 3), (2, 2, -2), (0, 3)]
+
+
+@pytest.fixture(autouse=True, params=["kernels", "numpy"])
+def reduce_path(request, monkeypatch):
+    """Every case runs through the numba kernels and through the small-tensor numpy path."""
+    monkeypatch.setattr(config, "SMALL_ELEMENTS", 0 if request.param == "kernels" else 1 << 62)
+    return request.param
 
 
 def sample(shape, et, rng, op=None):

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .. import config
 from ..dtypes import numpy_dtype, round_bf16
 
 # op -> (first step, combine step); codes as in kernels.reduce, repeated to keep numba unimported
@@ -103,10 +104,6 @@ def _threads() -> int:
     return numba.get_num_threads()
 
 
-# Below this many reduced elements per output, splitting the reduced axis across threads
-# costs more than it gains.
-_SPLIT_MIN = 1 << 15
-
 
 def canonical_5d(groups: list[list]) -> tuple[int, int, int, int, int] | None:
     """(A, B, C, D, E): kept, reduced, kept, reduced, kept, right-aligned; None if > 5 groups."""
@@ -139,8 +136,8 @@ def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, zero) 
     a, b, c, d, e = dims
     outputs = a * c * (1 if e == 1 else math.ceil(e / k.TILE))
     splits = 1
-    if outputs < 4 * _threads() and b * d >= 2 * _SPLIT_MIN:
-        splits = max(1, min(d, 8 * _threads(), d * b // _SPLIT_MIN))
+    if outputs < 4 * _threads() and b * d >= 2 * config.SPLIT_MIN:
+        splits = max(1, min(d, 8 * _threads(), d * b // config.SPLIT_MIN))
     if e == 1:
         part = np.full((a, c, splits), _identity(code, acc_dt), acc_dt)
         k.reduce_rows(x.reshape(a, b, c, d), part, code, zero)
@@ -151,8 +148,26 @@ def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, zero) 
         return _combine(part, combine).reshape(-1)
 
 
+_NUMPY_STEP = {_MUL: np.multiply, _MAX: np.maximum, _MIN: np.minimum}
+
+
+def _accumulate_numpy(x: np.ndarray, axes: tuple[int, ...], first: int, acc_dt: np.dtype) -> np.ndarray:
+    """The small-tensor path: the same 64-bit accumulation, in numpy (no numba import)."""
+    v = x.astype(acc_dt)
+    if first == _ADD_ABS:
+        v = np.abs(v)
+    elif first == _ADD_SQ:
+        v = v * v
+    ufunc = _NUMPY_STEP.get(first, np.add)
+    with np.errstate(all="ignore"):
+        return np.asarray(ufunc.reduce(v, axis=axes)).reshape(-1)
+
+
 def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int) -> np.ndarray:
     """The 64-bit accumulator of reducing x over `axes`, flat, kept dims in C order."""
+    if x.size < config.SMALL_ELEMENTS:
+        acc_dt = np.dtype(np.float64) if x.dtype.kind == "f" else np.dtype(np.uint64 if x.dtype == np.uint64 else np.int64)
+        return _accumulate_numpy(x, axes, first, acc_dt)
     work, acc_dt, zero = _acc_dtype(x)
     work = np.ascontiguousarray(work)
     groups = _groups(work.shape, axes)
