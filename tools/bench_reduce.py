@@ -1,0 +1,246 @@
+"""Reduction throughput and accuracy: irexec vs numpy vs OpenVINO CPU vs a streaming-read limit.
+
+One process, interleaved rounds (every contender once per round, in rotating order), medians.
+Data is 1000 + U[0, 1) float32 (the case where float32 accumulators lose digits). For each axes
+pattern: GB/s of input read, the ratio to the streaming limit and to OpenVINO, and the maximum
+relative error against a float64 reference. Then per-call latency on the small samples and the
+wall time of a fresh `irexec run` process against the equivalent OpenVINO script.
+
+    python3 tools/bench_reduce.py                   # full table, (64,256,64,64)
+    python3 tools/bench_reduce.py --shape 16,256,64,64 --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from irexec.kernels.plan import reduce_array  # noqa: E402
+
+PATTERNS = [(0, 1, 2, 3), (2, 3), (3,), (1,), (0,), (0, 2), (1, 3)]
+
+
+def streaming_limit():
+    """A 2-thread read of every element (float32 lanes): what memory allows."""
+    import numba as nb
+
+    @nb.njit(parallel=True, fastmath={"reassoc", "nsz", "contract", "arcp"}, cache=True)
+    def read_all(x, parts):
+        n = x.size
+        chunk = (n + parts - 1) // parts
+        out = np.zeros(parts)
+        for t in nb.prange(parts):
+            y = x[t * chunk : min(n, (t + 1) * chunk)]
+            s = np.float32(0)
+            for i in range(y.size):
+                s += y[i]
+            out[t] = s
+        return out.sum()
+
+    return lambda x: read_all(x.reshape(-1), 2 * nb.get_num_threads())
+
+
+def openvino_reducer(shape, axes):
+    try:
+        import openvino as ov
+        import openvino.opset13 as ops
+    except ImportError:
+        return None
+    p = ops.parameter(list(shape), np.float32)
+    r = ops.reduce_mean(p, ops.constant(np.array(axes, np.int64)), keep_dims=False)
+    compiled = ov.Core().compile_model(ov.Model([r], [p]), "CPU")
+    request = compiled.create_infer_request()
+
+    def run(x):
+        request.set_input_tensor(ov.Tensor(x, shared_memory=True))
+        request.infer()
+        return request.get_output_tensor().data
+
+    return run
+
+
+def timed(fn, x):
+    t = time.perf_counter()
+    out = fn(x)
+    return time.perf_counter() - t, out
+
+
+def rel_err(got, ref):
+    got = np.asarray(got, np.float64)
+    return float(np.max(np.abs(got - ref) / np.maximum(np.abs(ref), 1e-300)))
+
+
+def bench_patterns(shape, rounds):
+    rng = np.random.default_rng(0)
+    x = (1000.0 + rng.random(shape, dtype=np.float32)).astype(np.float32)
+    gb = x.nbytes / 1e9
+    limit = streaming_limit()
+    limit(x)
+    print(f"input {shape} float32, {x.nbytes / 2**20:.0f} MiB; {rounds} interleaved rounds, medians")
+    header = f"{'axes':<14}{'limit':>8}{'irexec':>8}{'numpy':>8}{'OV CPU':>8}  {'irx/lim':>7}{'irx/OV':>7}  {'err irexec':>10}{'err numpy':>10}{'err OV':>10}"
+    print(header)
+    print("-" * len(header))
+    ratios_ov, rows = [], []
+    for axes in PATTERNS:
+        contenders = {
+            "limit": limit,
+            "irexec": lambda a, axes=axes: reduce_array(a, axes, "mean", False, "f32"),
+            "numpy": lambda a, axes=axes: a.mean(axis=axes),
+        }
+        ov_fn = openvino_reducer(shape, axes)
+        if ov_fn is not None:
+            contenders["OV CPU"] = ov_fn
+        ref = x.astype(np.float64).mean(axis=axes)
+        errs, times = {}, {k: [] for k in contenders}
+        for name, fn in contenders.items():  # warm-up (and compile) outside the timing
+            _, out = timed(fn, x)
+            if name != "limit":
+                errs[name] = rel_err(out, ref)
+        names = list(contenders)
+        for r in range(rounds):
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                times[name].append(timed(contenders[name], x)[0])
+        speed = {k: gb / statistics.median(v) for k, v in times.items()}
+        ov_speed = speed.get("OV CPU", math.nan)
+        if ov_fn is not None:
+            ratios_ov.append(speed["irexec"] / ov_speed)
+        row = (
+            f"{str(axes):<14}{speed['limit']:>8.1f}{speed['irexec']:>8.1f}{speed['numpy']:>8.1f}{ov_speed:>8.1f}  "
+            f"{speed['irexec'] / speed['limit']:>7.2f}{speed['irexec'] / ov_speed:>7.2f}  "
+            f"{errs['irexec']:>10.1e}{errs['numpy']:>10.1e}{errs.get('OV CPU', math.nan):>10.1e}"
+        )
+        rows.append(row)
+        print(row, flush=True)
+    if ratios_ov:
+        geo = math.exp(sum(math.log(r) for r in ratios_ov) / len(ratios_ov))
+        print(f"geometric mean irexec / OpenVINO CPU over {len(ratios_ov)} patterns: {geo:.2f}x")
+    print("(speeds in GB/s of input read)")
+
+
+def bench_f16_sum():
+    n = 64 * 2**20
+    x = np.random.default_rng(1).random(n, dtype=np.float32).astype(np.float16)
+    ref = x.astype(np.float64).sum()
+    t, got = timed(lambda a: reduce_array(a, (0,), "sum", False, "f16"), x)
+    t, got = timed(lambda a: reduce_array(a, (0,), "sum", False, "f16"), x)
+    print(f"float16 sum of 64M values: {float(got):.6g} vs {ref:.6g} (rel err {abs(float(got) - ref) / ref:.1e}, "
+          f"finite={np.isfinite(got)}) in {t * 1e3:.1f} ms")
+
+
+def bench_small(rounds):
+    import irexec
+
+    samples = sorted((ROOT / "samples").glob("*.xml"))
+    try:
+        import openvino as ov
+
+        core = ov.Core()
+    except ImportError:
+        core = None
+    print(f"\nper-call latency of small samples (median of {rounds * 20} calls, microseconds)")
+    print(f"{'sample':<36}{'irexec':>10}{'OV infer':>10}{'ratio':>8}")
+    for path in samples:
+        model = irexec.load(path)
+        rng = np.random.default_rng(0)
+        feeds = {}
+        for info in model.inputs:
+            shape = tuple(1 if d is None else d for d in (info.shape or ()))
+            if info.dtype.kind in "iu":
+                feeds[info.name] = np.arange(len(shape) and shape[0], dtype=info.dtype).reshape(shape) if shape else np.zeros((), info.dtype)
+            else:
+                feeds[info.name] = rng.random(shape).astype(info.dtype)
+        try:
+            model.infer(feeds)
+        except irexec.IRExecError as e:
+            print(f"{path.name:<36} skipped: {e}")
+            continue
+        t_irx = []
+        for _ in range(rounds * 20):
+            t = time.perf_counter()
+            model.infer(feeds)
+            t_irx.append(time.perf_counter() - t)
+        t_ov = math.nan
+        if core is not None:
+            try:
+                compiled = core.compile_model(core.read_model(str(path)), "CPU")
+                req = compiled.create_infer_request()
+                ov_feeds = list(feeds.values())
+                req.infer(ov_feeds)
+                ts = []
+                for _ in range(rounds * 20):
+                    t = time.perf_counter()
+                    req.infer(ov_feeds)
+                    ts.append(time.perf_counter() - t)
+                t_ov = statistics.median(ts)
+            except Exception as e:  # OpenVINO refuses some samples (e.g. version="onnx" layers)
+                print(f"  (OpenVINO: {str(e).splitlines()[0][:80]})")
+        med = statistics.median(t_irx)
+        print(f"{path.name:<36}{med * 1e6:>10.1f}{t_ov * 1e6:>10.1f}{med / t_ov:>8.2f}")
+
+
+OV_SCRIPT = """
+import numpy as np, openvino as ov
+core = ov.Core()
+c = core.compile_model(core.read_model({path!r}), "CPU")
+r = c.create_infer_request()
+r.infer([np.random.default_rng(0).random(tuple(p.get_partial_shape().to_shape())).astype(np.float32) for p in c.inputs])
+print(r.get_output_tensor(0).data.shape)
+"""
+
+
+def bench_startup(rounds):
+    sample = ROOT / "samples" / "reduce_mean_axes23_keepdims.xml"
+    if not sample.exists():
+        return
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cmds = {"irexec run": [sys.executable, "-m", "irexec", "run", str(sample)]}
+    try:
+        import openvino  # noqa: F401
+
+        script = Path(tempfile.mkdtemp()) / "ov_run.py"
+        script.write_text(OV_SCRIPT.format(path=str(sample)))
+        cmds["OpenVINO script"] = [sys.executable, str(script)]
+    except ImportError:
+        pass
+    times = {k: [] for k in cmds}
+    for _ in range(rounds):
+        for name, cmd in cmds.items():
+            t = time.perf_counter()
+            subprocess.run(cmd, env=env, check=True, capture_output=True)
+            times[name].append(time.perf_counter() - t)
+    print(f"\nfresh process on {sample.name} (median of {rounds})")
+    for name, ts in times.items():
+        print(f"  {name:<18}{statistics.median(ts) * 1e3:>8.0f} ms")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shape", default="64,256,64,64")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--skip", default="", help="comma list of parts to skip: patterns,f16,small,startup")
+    args = ap.parse_args()
+    skip = set(args.skip.split(","))
+    if "patterns" not in skip:
+        bench_patterns(tuple(int(s) for s in args.shape.split(",")), args.rounds)
+    if "f16" not in skip:
+        bench_f16_sum()
+    if "small" not in skip:
+        bench_small(args.rounds)
+    if "startup" not in skip:
+        bench_startup(args.rounds)
+
+
+if __name__ == "__main__":
+    main()
