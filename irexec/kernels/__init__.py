@@ -1,12 +1,15 @@
 """numba kernels and their planner. Importing this package does not import numba: `reduce.py` does.
 
 The on-disk cache of compiled kernels goes to a writable per-user directory (so an installed,
-read-only package still caches) unless NUMBA_CACHE_DIR is already set.
+read-only package still caches) unless NUMBA_CACHE_DIR is already set. The threading layer is
+pinned to OpenMP on Linux (numba's wheels ship it; it tolerates calls from several Python threads,
+which the workqueue layer aborts on) unless NUMBA_THREADING_LAYER is set.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 
@@ -23,3 +26,5 @@ def _set_cache_dir() -> None:
 
 
 _set_cache_dir()
+if sys.platform.startswith("linux"):
+    os.environ.setdefault("NUMBA_THREADING_LAYER", "omp")
