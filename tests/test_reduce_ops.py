@@ -276,7 +276,14 @@ def test_onnx_minmax_boolean(tmp_path, op):
 
 
 @pytest.mark.parametrize("et", FLOATS)
-@pytest.mark.parametrize("shapes", [[(3, 1, 4)], [(3, 1, 4), (1, 5, 1), (4,)], [(2, 3), (2, 3)], [(), (2,)]])
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        [(3, 1, 4)], [(3, 1, 4), (1, 5, 1), (4,)], [(2, 3), (2, 3)], [(), (2,)],
+        # vector-length rows: the fused broadcasting kernel
+        [(3, 1, 40), (1, 5, 40), (40,)], [(2, 3, 33), (2, 1, 1), (1, 3, 1), ()], [(4, 64)] * 5,
+    ],
+)
 def test_mean_broadcasts(tmp_path, et, shapes):
     rng = np.random.default_rng(6)
     xs = [sample(s, et, rng) for s in shapes]

@@ -244,3 +244,63 @@ def _logsumexp(x: np.ndarray, axes: tuple[int, ...], et: str) -> np.ndarray:
         return _finish(acc, "sum", 1, et)
     with np.errstate(all="ignore"):
         return np.trunc(acc).astype(numpy_dtype(et))
+
+
+def _merged_layout(shapes: list[tuple[int, ...]], out_shape: tuple[int, ...]):
+    """Per-input element strides in the output's index space (0 where broadcast), with adjacent
+    dims merged wherever every input allows it. Returns (dims, strides per input)."""
+    rank = max(len(out_shape), 1)
+    out = (1,) * (rank - len(out_shape)) + tuple(out_shape)
+    strides = []
+    for s in shapes:
+        s = (1,) * (rank - len(s)) + tuple(s)
+        st, acc = [0] * rank, 1
+        for d in range(rank - 1, -1, -1):
+            st[d] = 0 if s[d] == 1 and out[d] != 1 else acc
+            acc *= s[d]
+        strides.append(st)
+    dims = [out[0]]
+    merged = [[st[0]] for st in strides]
+    for d in range(1, rank):
+        if all(m[-1] == st[d] * out[d] for m, st in zip(merged, strides)):
+            dims[-1] *= out[d]
+            for m, st in zip(merged, strides):
+                m[-1] = st[d]
+        else:
+            dims.append(out[d])
+            for m, st in zip(merged, strides):
+                m.append(st[d])
+    return dims, merged
+
+
+def mean_broadcast(xs: list[np.ndarray], et: str) -> np.ndarray:
+    """ONNX Mean: element-wise mean of broadcast inputs, one fused pass, float64 accumulation."""
+    out_shape = np.broadcast_shapes(*(x.shape for x in xs))
+    out_dt = numpy_dtype(et)
+    n = math.prod(out_shape)
+    dims, strides = _merged_layout([x.shape for x in xs], out_shape)
+    # The fused kernel pays off on vector-length rows; float16 output needs numpy's one-step
+    # double -> half rounding after it, which costs more than the fusion saves (measured).
+    if n == 0 or n * len(xs) < config.SMALL_ELEMENTS or dims[-1] < 16 or out_dt == np.float16:
+        acc = np.zeros(out_shape, np.float64)
+        for x in xs:
+            acc += x
+        acc /= len(xs)
+        return _finish(acc, "sum", 1, et).reshape(out_shape)
+    from . import reduce as k
+
+    inner = dims[-1]
+    outer_dims = dims[:-1]
+    outer = math.prod(outer_dims)
+    offsets = np.zeros((len(xs), outer), np.int64)
+    if outer_dims:
+        grids = np.indices(outer_dims, dtype=np.int64).reshape(len(outer_dims), -1)
+        for i, st in enumerate(strides):
+            offsets[i] = np.asarray(st[:-1], np.int64) @ grids
+    steps = np.array([st[-1] for st in strides], np.int64)
+    flat = [np.ascontiguousarray(x).reshape(-1) for x in xs]
+    out = np.empty((outer, inner), np.float32 if et == "bf16" else out_dt)
+    k.mean_rows(k.array_list(flat), offsets, steps, out, max(1, 16384 // inner))
+    if et == "bf16":
+        out = round_bf16(out)
+    return out.reshape(out_shape)

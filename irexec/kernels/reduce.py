@@ -189,3 +189,62 @@ def reduce_columns(x, part, code, zero):
             for b in range(b_n):
                 for d in range(d_lo, d_hi):
                     _tile(acc, x[a, b, c, d, lo:hi], code)
+
+
+@intrinsic
+def as_element(typingctx, value, arr):
+    """`value` converted to arr's element type, rounded once (float16 output is written as
+    float64 and rounded by numpy: double -> half needs a runtime helper LLVM's JIT lacks)."""
+    if not isinstance(value, types.Float) or not isinstance(arr, types.Array):
+        return None
+    target = arr.dtype
+
+    def codegen(context, builder, signature, args):
+        return context.cast(builder, args[0], value, target)
+
+    return target(value, arr), codegen
+
+
+def array_list(arrays):
+    """A numba typed List of 1-D arrays: one compiled kernel for any number of inputs (a tuple
+    would be unpacked into the parallel region, one specialization per length)."""
+    out = nb.typed.List()
+    for a in arrays:
+        out.append(a)
+    return out
+
+
+@nb.njit(parallel=True, fastmath=_FM, cache=True)
+def mean_rows(xs, offsets, steps, out, rows_per_task):
+    """out[o, j] = mean over k of xs[k][offsets[k, o] + j * steps[k]]; steps are 1 or 0 (broadcast).
+
+    One pass over every input into a float64 tile of rows (it stays in L2), divided and
+    rounded once on store. Inputs are taken one at a time per tile: fetching an array out of
+    the typed List costs reference counting, so it happens once per tile, not per row.
+    """
+    n_in = len(xs)
+    outer, inner = out.shape
+    tasks = (outer + rows_per_task - 1) // rows_per_task
+    for t in prange(tasks):
+        first = t * rows_per_task
+        last = min(outer, first + rows_per_task)
+        acc = np.zeros((last - first, inner))
+        for k in range(n_in):
+            x = xs[k]
+            step = steps[k]
+            for o in range(first, last):
+                base = offsets[k, o]
+                a = acc[o - first]
+                if step == 1:
+                    row = x[base : base + inner]
+                    for j in range(inner):
+                        a[j] += widen(row[j])
+                else:
+                    v = widen(x[base])
+                    for j in range(inner):
+                        a[j] += v
+        for o in range(first, last):
+            a = acc[o - first]
+            dst = out[o]
+            for j in range(inner):
+                dst[j] = as_element(a[j] / n_in, dst)

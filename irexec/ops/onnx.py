@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dtypes import FLOAT_TYPES, numpy_dtype, round_bf16
+from ..dtypes import FLOAT_TYPES
 from ..errors import FormatError
-from ..kernels.plan import reduce_array
+from ..kernels.plan import mean_broadcast, reduce_array
 from ..shapes import TensorSpec, broadcast_shapes, normalize_axes
 from .base import Attr, Op
 from .reduce import ReduceBase, reduced_shape
@@ -118,14 +118,6 @@ class Mean(Op):
         return [TensorSpec(first.dtype, broadcast_shapes([s.shape for s in inputs]))]
 
     def compute(self, inputs):
-        shape = np.broadcast_shapes(*(x.shape for x in inputs))
-        acc = np.zeros(shape, np.float64)
-        for x in inputs:
-            acc += x
-        acc /= len(inputs)
-        et = self.out_types[0]
-        if et == "bf16":
-            return [round_bf16(acc.astype(np.float32))]
-        return [acc.astype(numpy_dtype(et))]
+        return [mean_broadcast(list(inputs), self.out_types[0])]
 
 
