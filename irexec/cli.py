@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 
@@ -42,21 +43,77 @@ def _limits(args) -> Limits:
     )
 
 
+def _load(args) -> Model:
+    """Load the model named on the command line; a path that is not a file is a usage error (exit 2)."""
+    if not os.path.isfile(args.model):
+        what = "is a directory" if os.path.isdir(args.model) else "does not exist"
+        raise UsageError(f"model file {args.model!r} {what}")
+    return load(args.model, _limits(args))
+
+
 def _emit_json(target: str | None, payload: dict) -> None:
     if target is None:
         return
-    text = json.dumps(payload, indent=2, default=_json_default)
+    text = json.dumps(_strict_json(payload), indent=2, default=_json_default, allow_nan=False)
     if target == "-":
         print(text)
     else:
-        with open(target, "w") as f:
-            f.write(text + "\n")
+        try:
+            with open(target, "w") as f:
+                f.write(text + "\n")
+        except OSError as e:
+            raise UsageError(f"cannot write the JSON report to {target!r}: {e.strerror}") from None
 
 
 def _json_default(o):
     if isinstance(o, np.generic):
-        return o.item()
+        return _strict_json(o.item())
     return str(o)
+
+
+def _strict_json(o):
+    """The payload with NaN and infinities as the strings "NaN", "Infinity", "-Infinity": JSON has
+    no such numbers, and strict parsers (jq, JavaScript) reject Python's bare NaN."""
+    if isinstance(o, float) and not math.isfinite(o):
+        return "NaN" if math.isnan(o) else ("Infinity" if o > 0 else "-Infinity")
+    if isinstance(o, dict):
+        return {k: _strict_json(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_strict_json(v) for v in o]
+    return o
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (iteration counts and limits)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def _seed(text: str) -> int:
+    """argparse type: a non-negative integer (numpy's seeds)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be non-negative, got {n}")
+    return n
+
+
+def _positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 (seconds)."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(x) and x > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return x
 
 
 def _axes_rank(model: Model, pos: int) -> int | None:
@@ -122,7 +179,7 @@ def _fmt(x) -> str:
 
 
 def cmd_run(args) -> int:
-    model = load(args.model, _limits(args))
+    model = _load(args)
     feeds = _gather_feeds(model, args.input or [], args.seed)
     t0 = time.perf_counter()
     outputs = model.infer(feeds)
@@ -133,13 +190,16 @@ def cmd_run(args) -> int:
             stats = "  ".join(f"{k}={_fmt(r[k])}" for k in ("min", "max", "mean", "nan") if k in r)
             print(f"{r['name']}: shape {tuple(r['shape'])} {r['dtype']}  {stats}")
     if args.output:
-        np.savez(args.output, **outputs)
+        try:
+            np.savez(args.output, **outputs)
+        except OSError as e:
+            raise UsageError(f"cannot write the outputs to {args.output!r}: {e.strerror}") from None
     _emit_json(args.json, {"model": args.model, "seconds": elapsed, "outputs": rows})
     return 0
 
 
 def cmd_validate(args) -> int:
-    model = load(args.model, _limits(args))
+    model = _load(args)
     report = model.validate()
     if args.json != "-":
         for issue in report.issues:
@@ -166,7 +226,7 @@ def cmd_validate(args) -> int:
 
 
 def cmd_info(args) -> int:
-    model = load(args.model, _limits(args))
+    model = _load(args)
     info = model.info()
     if args.json != "-":
         print(f"model {info['name']!r} (IR v{info['ir_version']}): {info['layers']} layers")
@@ -185,7 +245,7 @@ def cmd_info(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    model = load(args.model, _limits(args))
+    model = _load(args)
     feeds = _gather_feeds(model, args.input or [], args.seed)
     t0 = time.perf_counter()
     model.infer(feeds)
@@ -235,16 +295,16 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("model", help="the model's .xml (its .bin beside it)")
         p.add_argument("--json", metavar="FILE|-", help="also write the report as JSON ('-' for stdout only)")
         g = p.add_argument_group("limits")
-        g.add_argument("--max-elements", type=int, metavar="N", help="elements per tensor")
-        g.add_argument("--max-tensor-bytes", type=int, metavar="N", help="bytes per tensor")
-        g.add_argument("--max-total-bytes", type=int, metavar="N", help="bytes of inputs and folded constants")
-        g.add_argument("--max-layers", type=int, metavar="N", help="layers in the model")
-        g.add_argument("--max-xml-bytes", type=int, metavar="N", help="size of the XML file")
+        g.add_argument("--max-elements", type=_positive_int, metavar="N", help="elements per tensor")
+        g.add_argument("--max-tensor-bytes", type=_positive_int, metavar="N", help="bytes per tensor")
+        g.add_argument("--max-total-bytes", type=_positive_int, metavar="N", help="bytes of inputs and folded constants")
+        g.add_argument("--max-layers", type=_positive_int, metavar="N", help="layers in the model")
+        g.add_argument("--max-xml-bytes", type=_positive_int, metavar="N", help="size of the XML file")
 
     def feeds(p):
         p.add_argument("-i", "--input", action="append", metavar="NAME=FILE.npy|FILE.npz",
                        help="input data; inputs not given get seeded random data")
-        p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+        p.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default 0)")
 
     p = sub.add_parser("run", help="run the model once and summarize its outputs")
     common(p)
@@ -264,8 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     feeds(p)
     g = p.add_mutually_exclusive_group()
-    g.add_argument("-n", "--iterations", type=int, default=20, help="iterations (default 20)")
-    g.add_argument("-t", "--time", type=float, help="run for this many seconds instead")
+    g.add_argument("-n", "--iterations", type=_positive_int, default=20, help="iterations (default 20)")
+    g.add_argument("-t", "--time", type=_positive_float, help="run for this many seconds instead")
     p.set_defaults(fn=cmd_bench)
     return parser
 

@@ -232,6 +232,8 @@ class Model:
                 value = np.asarray(value)
             except (ValueError, TypeError) as e:
                 raise InputError(f"input {info.name!r} is not an array: {e}") from None
+        if not value.dtype.isnative:  # e.g. a big-endian .npy: same values, native byte order
+            value = value.astype(value.dtype.newbyteorder("="))
         et = from_numpy(value.dtype)
         want = info.element_type
         if want == "bf16" and et == "f32":

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from ..errors import FormatError, Where
+from ..errors import FormatError
 from .reader import LayerRecord, NetRecord
 
 ValueKey = tuple[int, int]  # (producer layer id, output position)
@@ -50,11 +50,10 @@ def build_graph(net: NetRecord) -> Graph:
     out_pos = {lid: {p.id: i for i, p in enumerate(lay.outputs)} for lid, lay in layers.items()}
     filled: dict[int, list[ValueKey | None]] = {lid: [None] * len(lay.inputs) for lid, lay in layers.items()}
     for e in net.edges:
-        where = Where(line=e.line)
         if e.from_layer not in layers:
-            raise FormatError(f"edge from unknown layer {e.from_layer}", where)
+            raise FormatError(f"edge at line {e.line} comes from unknown layer id {e.from_layer}")
         if e.to_layer not in layers:
-            raise FormatError(f"edge to unknown layer {e.to_layer}", where)
+            raise FormatError(f"edge at line {e.line} goes to unknown layer id {e.to_layer}")
         src, dst = layers[e.from_layer], layers[e.to_layer]
         if e.from_port not in out_pos[src.id]:
             raise FormatError(
@@ -112,8 +111,27 @@ def _toposort(layers: dict[int, LayerRecord], operands: dict[int, tuple[ValueKey
             if indegree[c] == 0:
                 ready.append(c)
     if len(order) != len(layers):
-        stuck = [layers[lid] for lid in layers if indegree[lid] > 0]
-        stuck.sort(key=lambda lay: xml_index[lay.id])
-        names = ", ".join(f"{lay.id} ({lay.name!r})" for lay in stuck[:5])
-        raise FormatError(f"the graph has a cycle through layers {names}", stuck[0].where)
+        cycle = _find_cycle(layers, operands, {lid for lid, d in indegree.items() if d > 0}, xml_index)
+        names = " -> ".join(f"{lid} ({layers[lid].name!r})" for lid in cycle[:8])
+        more = " -> ..." if len(cycle) > 8 else ""
+        raise FormatError(
+            f"the graph has a cycle: {names}{more} -> {cycle[0]}", layers[min(cycle, key=xml_index.get)].where
+        )
     return tuple(order)
+
+
+def _find_cycle(layers, operands, stuck: set[int], xml_index: dict[int, int]) -> list[int]:
+    """One cycle among the layers Kahn's sort could not order, in data-flow order.
+
+    Every stuck layer has a stuck producer (else it would have been ordered), so walking from one
+    to its stuck producers must revisit a layer: the walk from that layer on is a cycle. Layers
+    merely downstream of a cycle are stuck too, but never part of what this returns.
+    """
+    lid = min(stuck, key=xml_index.get)
+    path: list[int] = []
+    seen: dict[int, int] = {}
+    while lid not in seen:
+        seen[lid] = len(path)
+        path.append(lid)
+        lid = next(src for src, _ in operands[lid] if src in stuck)
+    return list(reversed(path[seen[lid]:]))
