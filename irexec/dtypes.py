@@ -33,6 +33,9 @@ ELEMENT_TYPES = tuple(_TABLE)
 FLOAT_TYPES = frozenset({"f64", "f32", "f16", "bf16"})
 INT_TYPES = frozenset({"i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "u1", "u4", "i4"})
 NUMERIC_TYPES = FLOAT_TYPES | INT_TYPES
+# Types ops compute on: the sub-byte ones only arrive in Consts and must be Converted first.
+SUB_BYTE_TYPES = frozenset({"u1", "u4", "i4"})
+COMPUTE_TYPES = NUMERIC_TYPES - SUB_BYTE_TYPES
 
 _ALIASES = {
     "fp64": "f64",

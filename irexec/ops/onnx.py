@@ -78,6 +78,8 @@ class OnnxReduceBase(ReduceBase):
         data = inputs[0]
         axes_value = inputs[1] if len(inputs) == 2 else self.attrs["axes"]
         axes = self._axes(data.ndim, axes_value)
+        if axes is None and self.OP in ("sum", "mean", "max", "min", "prod"):
+            return [data]  # noop_with_empty_axes: nothing to reduce, no elementwise step
         return [reduce_array(data, axes or (), self.OP, bool(self.attrs["keepdims"]), self.in_types[0])]
 
 

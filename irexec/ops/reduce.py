@@ -7,14 +7,14 @@ input give partially dynamic shapes at load and the real shape at run time.
 
 from __future__ import annotations
 
-from ..dtypes import INT_TYPES, NUMERIC_TYPES
+from ..dtypes import COMPUTE_TYPES, INT_TYPES, SUB_BYTE_TYPES
 from ..errors import ShapeInferenceError, UnsupportedDtypeError
 from ..kernels.plan import reduce_array
 from ..shapes import TensorSpec, normalize_axes
 from .base import Attr, Op
 from .registry import register
 
-AXES_TYPES = INT_TYPES - {"u1", "u4", "i4"}
+AXES_TYPES = INT_TYPES - SUB_BYTE_TYPES
 
 
 def reduced_shape(shape, axes, keep_dims: bool):
@@ -25,7 +25,7 @@ class ReduceBase(Op):
     """Shared axes logic for the OpenVINO reductions; subclasses set OP and DTYPES."""
 
     OP = ""
-    DTYPES = NUMERIC_TYPES
+    DTYPES = COMPUTE_TYPES
     VERSIONS = (1,)
     INPUTS = (2, 2)
     ATTRS = {"keep_dims": Attr("bool", False)}
@@ -64,7 +64,7 @@ class ReduceBase(Op):
         return [reduce_array(data, norm, self.OP, self.attrs["keep_dims"], self.in_types[0])]
 
 
-def _make(type_name: str, op: str, versions=(1,), dtypes=NUMERIC_TYPES):
+def _make(type_name: str, op: str, versions=(1,), dtypes=COMPUTE_TYPES):
     cls = type(type_name, (ReduceBase,), {"TYPE": type_name, "OP": op, "VERSIONS": versions, "DTYPES": dtypes})
     cls.__doc__ = f"OpenVINO {type_name}: the {op} of data over axes."
     return register(cls)
