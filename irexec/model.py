@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,10 +11,10 @@ from pathlib import Path
 import numpy as np
 
 from .dtypes import from_numpy, numpy_dtype, round_bf16
-from .errors import InputError, IRExecError, LimitError, UsageError
+from .errors import FormatError, InputError, IRExecError, LimitError, UsageError
 from .executor import execute, make_plan
 from .ir.graph import build_graph
-from .ir.reader import read_xml
+from .ir.reader import read_xml, split_names
 from .ir.weights import Weights
 from .limits import DEFAULT_LIMITS, Limits
 from .loader import Context, infer_graph
@@ -112,8 +111,6 @@ class Model:
             port = layer.outputs[0] if layer.outputs else None
             name = port.names[0] if port is not None and port.names else layer.name
             if name in seen:
-                from .errors import FormatError
-
                 raise FormatError(f"input name {name!r} is used by two Parameters", layer.where)
             seen.add(name)
             infos.append(self._info(name, self.specs[(lid, 0)]))
@@ -125,8 +122,6 @@ class Model:
             layer = self.graph.layers[rid]
             src, pos = self.graph.operands[rid][0]
             names = layer.attrs.get("output_names")
-            from .ir.reader import split_names
-
             listed = split_names(names) if names else ()
             port_names = self.graph.layers[src].outputs[pos].names
             name = listed[0] if listed else port_names[0] if port_names else layer.name
@@ -159,17 +154,16 @@ class Model:
             claims = [("output", p, self.specs[(lid, i)]) for i, p in enumerate(layer.outputs)]
             claims += [("input", p, self.specs[self.graph.operands[lid][i]]) for i, p in enumerate(layer.inputs)]
             for direction, port, spec in claims:
-
-                def issue(kind, declared, inferred, port=port, direction=direction):
-                    issues.append(
-                        Issue(lid, layer.name, layer.type, layer.version, port.line or layer.line,
-                              port.id, direction, kind, declared, inferred)
-                    )
-
+                found = []
                 if not compatible(port.dims, spec.shape):
-                    issue("dims", _declared_dims(port.dims), format_shape(spec.shape))
+                    found.append(("dims", _declared_dims(port.dims), format_shape(spec.shape)))
                 if port.precision is not None and port.precision != spec.dtype:
-                    issue("precision", port.precision, spec.dtype)
+                    found.append(("precision", port.precision, spec.dtype))
+                issues.extend(
+                    Issue(lid, layer.name, layer.type, layer.version, port.line or layer.line,
+                          port.id, direction, kind, declared, inferred)
+                    for kind, declared, inferred in found
+                )
         infos = self.layer_infos()
         unused = tuple(i for i in infos if i.id not in self.graph.needed)
         return ValidationReport(tuple(issues), tuple(infos), unused)
@@ -286,4 +280,4 @@ def load(path: str | Path, limits: Limits | None = None) -> Model:
         raise LimitError("out of memory while loading") from None
 
 
-__all__ = ["Model", "TensorInfo", "LayerInfo", "Issue", "ValidationReport", "load", "math"]
+__all__ = ["Model", "TensorInfo", "LayerInfo", "Issue", "ValidationReport", "load"]
