@@ -19,7 +19,7 @@ from ..shapes import (
 )
 from .base import Attr, Op
 from .reduce import AXES_TYPES
-from .registry import register
+from .registry import parse_version, register
 
 
 @register
@@ -149,19 +149,12 @@ class Squeeze(Op):
     ATTRS = {"allow_axis_skip": Attr("bool", False)}
 
     def _squeezed(self, shape, axes_value):
+        """An axis whose dim is not 1 is ignored and the dim copied as is (OpenVINO Squeeze-1 and
+        Squeeze-15 since 2024.3); a dynamic dim at a listed axis counts as 1."""
         if axes_value is None:
             return tuple(d for d in shape if d != 1)
         axes = normalize_axes(axes_value, len(shape))
-        keep = []
-        for i, d in enumerate(shape):
-            if i in axes and d is not None and d != 1:
-                if self.attrs["allow_axis_skip"]:
-                    keep.append(d)
-                    continue
-                raise ShapeInferenceError(f"cannot squeeze axis {i} of size {d}", self.where)
-            if i not in axes:
-                keep.append(d)
-        return tuple(keep)
+        return tuple(d for i, d in enumerate(shape) if not (i in axes and (d is None or d == 1)))
 
     def infer(self, inputs):
         data = inputs[0]
@@ -173,6 +166,15 @@ class Squeeze(Op):
             return [TensorSpec(data.dtype, self._squeezed(data.shape, None))]
         axes = _axes_value(self, inputs[1])
         if axes is None:
+            # One runtime axis (OpenVINO's rule): nothing can be squeezed when no dim may be 1;
+            # else Squeeze-1 removes one dim (rank - 1, all dynamic) and Squeeze-15 gives a
+            # dynamic rank.
+            ashape = inputs[1].shape
+            if data.shape and ashape is not None and all(d is not None for d in ashape) and math.prod(ashape) == 1:
+                if not any(d is None or d == 1 for d in data.shape):
+                    return [TensorSpec(data.dtype, data.shape)]
+                if (parse_version(self.layer.version) or 0) < 15:
+                    return [TensorSpec(data.dtype, (None,) * (len(data.shape) - 1))]
             return [TensorSpec(data.dtype, None)]
         if np.asarray(axes).size == 0:
             return [TensorSpec(data.dtype, None if any(d is None for d in data.shape) else self._squeezed(data.shape, None))]
