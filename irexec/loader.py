@@ -52,6 +52,8 @@ def infer_graph(graph: Graph, context: Context) -> tuple[dict[int, Op], dict[Val
             raise attach(e, where) from None
         except (ValueError, TypeError, ArithmeticError, IndexError) as e:
             raise ShapeInferenceError(f"shape rule failed: {e}", where) from None
+        if op.SAME_SHAPE and ins[0].bounds is not None and outs[0].shape == ins[0].shape:
+            outs[0] = TensorSpec(outs[0].dtype, outs[0].shape, outs[0].value, ins[0].bounds)
         op.in_types = tuple(s.dtype for s in ins)
         op.out_types = tuple(s.dtype for s in outs)
         for s in outs:

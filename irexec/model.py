@@ -96,6 +96,9 @@ class Model:
         self.inputs = self._input_infos()
         self.outputs = self._output_infos()
         self._feed_index = {info.name: i for i, info in enumerate(self.inputs)}
+        for i, lid in enumerate(self.graph.parameters):  # every name of the port, as OpenVINO
+            for name in self.graph.layers[lid].outputs[0].names if self.graph.layers[lid].outputs else ():
+                self._feed_index.setdefault(name, i)
         if net.version == 10:
             for i, lid in enumerate(self.graph.parameters):
                 self._feed_index.setdefault(self.graph.layers[lid].name, i)

@@ -19,9 +19,23 @@ Shape = tuple[Dim, ...] | None
 
 @dataclass(frozen=True, eq=False)
 class TensorSpec:
+    """dtype, shape, and what loading knows beyond the shape: the constant value, the bounds of
+    interval dims (per dim a Bound or None; from Parameters like '2..6'), and the partial value
+    of a 1-D integer tensor whose elements are only partly known (ShapeOf of a dynamic shape)."""
+
     dtype: str
     shape: Shape
     value: np.ndarray | None = None
+    bounds: tuple | None = None
+    partial: tuple | None = None
+
+    def may_be_one(self, i: int) -> bool:
+        """Whether dim i can be 1 at run time."""
+        d = self.shape[i]
+        if d is not None:
+            return d == 1
+        b = None if self.bounds is None else self.bounds[i]
+        return b is None or b.admits(1)
 
     @property
     def rank(self) -> int | None:
@@ -32,7 +46,7 @@ class TensorSpec:
         return self.shape is not None and all(d is not None for d in self.shape)
 
     def with_value(self, value: np.ndarray | None) -> TensorSpec:
-        return TensorSpec(self.dtype, self.shape, value)
+        return TensorSpec(self.dtype, self.shape, value, self.bounds, self.partial)
 
 
 def static_spec(dtype: str, value: np.ndarray) -> TensorSpec:
@@ -46,8 +60,11 @@ def format_shape(shape: Shape) -> str:
 
 
 def compatible(declared: tuple[int, ...], inferred: Shape) -> bool:
-    """Whether IR-declared dims (-1 = dynamic) can describe the inferred shape."""
-    if inferred is None:
+    """Whether IR-declared dims (-1 = dynamic) can describe the inferred shape.
+
+    A port with no <dim> is how OpenVINO writes both a scalar and a dynamic rank, so it claims
+    nothing."""
+    if inferred is None or not declared:
         return True
     if len(declared) != len(inferred):
         return False

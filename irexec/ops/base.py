@@ -78,6 +78,7 @@ class Op:
     INPUTS: tuple[int, int | None] = (1, 1)  # min and max operand count (None = any)
     OUTPUTS = 1
     FOLDABLE = True  # may be computed at load when every input is constant
+    SAME_SHAPE = False  # output 0 has input 0's dims (interval bounds carry over)
     # Element types of the operands and results, set by shape inference before any compute
     # (bf16 is held as float32, so the arrays alone cannot tell).
     in_types: tuple[str, ...] = ()

@@ -115,6 +115,7 @@ class Power(Binary):
 
 class Unary(Op):
     VERSIONS = (1,)
+    SAME_SHAPE = True
     DTYPES = NUMERIC_TYPES
     FLOAT_MATH = False  # integer inputs computed in float64, then converted back
 

@@ -7,6 +7,8 @@ input give partially dynamic shapes at load and the real shape at run time.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..dtypes import COMPUTE_TYPES, INT_TYPES, SUB_BYTE_TYPES
 from ..errors import ShapeInferenceError, UnsupportedDtypeError
 from ..kernels.plan import reduce_array
@@ -60,7 +62,9 @@ class ReduceBase(Op):
         data, axes = inputs
         norm = normalize_axes(axes, data.ndim)
         if not norm:
-            return [data]
+            # Nothing to reduce: the identity, but L1 and L2 still take |x| (OpenVINO's
+            # reference and CPU plugin do; so does the ONNX form).
+            return [np.abs(data) if self.OP in ("l1", "l2") else data]
         return [reduce_array(data, norm, self.OP, self.attrs["keep_dims"], self.in_types[0])]
 
 

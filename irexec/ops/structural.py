@@ -42,8 +42,11 @@ class Parameter(Op):
             raise FormatError(f"Parameter of element type {self.attrs['element_type']} is not supported", self.where)
 
     def infer(self, inputs):
-        shape = None if self.bounds is None else tuple(b.static for b in self.bounds)
-        return [TensorSpec(self.attrs["element_type"], shape)]
+        if self.bounds is None:
+            return [TensorSpec(self.attrs["element_type"], None)]
+        shape = tuple(b.static for b in self.bounds)
+        bounds = tuple(None if b.static is not None or (b.lo == 0 and b.hi is None) else b for b in self.bounds)
+        return [TensorSpec(self.attrs["element_type"], shape, bounds=bounds if any(bounds) else None)]
 
 
 @register
@@ -77,6 +80,7 @@ class Result(Op):
     """A model output: its value is its input's."""
 
     TYPE = "Result"
+    SAME_SHAPE = True
     VERSIONS = (1,)
     OUTPUTS = 0
     FOLDABLE = False
@@ -91,6 +95,7 @@ class Result(Op):
 @register
 class Identity(Op):
     TYPE = "Identity"
+    SAME_SHAPE = True
     VERSIONS = (16,)
 
     def infer(self, inputs):
@@ -105,6 +110,7 @@ class Convert(Op):
     """Element type conversion; float -> integer truncates toward zero."""
 
     TYPE = "Convert"
+    SAME_SHAPE = True
     VERSIONS = (1,)
     ATTRS = {"destination_type": Attr("etype")}
 
@@ -121,6 +127,7 @@ class Convert(Op):
 @register
 class ConvertLike(Op):
     TYPE = "ConvertLike"
+    SAME_SHAPE = True
     VERSIONS = (1,)
     INPUTS = (2, 2)
 
@@ -148,13 +155,19 @@ class Squeeze(Op):
     INPUTS = (1, 2)
     ATTRS = {"allow_axis_skip": Attr("bool", False)}
 
-    def _squeezed(self, shape, axes_value):
-        """An axis whose dim is not 1 is ignored and the dim copied as is (OpenVINO Squeeze-1 and
-        Squeeze-15 since 2024.3); a dynamic dim at a listed axis counts as 1."""
+    def _kept(self, spec: TensorSpec, axes_value) -> list[int]:
+        """The dims that stay. An axis whose dim cannot be 1 is ignored and the dim copied as is
+        (OpenVINO Squeeze-1 and Squeeze-15 since 2024.3); a dynamic dim at a listed axis counts
+        as 1 unless its interval excludes 1."""
         if axes_value is None:
-            return tuple(d for d in shape if d != 1)
-        axes = normalize_axes(axes_value, len(shape))
-        return tuple(d for i, d in enumerate(shape) if not (i in axes and (d is None or d == 1)))
+            return [i for i, d in enumerate(spec.shape) if d != 1]
+        gone = {i for i in normalize_axes(axes_value, len(spec.shape)) if spec.may_be_one(i)}
+        return [i for i in range(len(spec.shape)) if i not in gone]
+
+    def _out(self, data: TensorSpec, axes_value) -> TensorSpec:
+        kept = self._kept(data, axes_value)
+        bounds = None if data.bounds is None else tuple(data.bounds[i] for i in kept)
+        return TensorSpec(data.dtype, tuple(data.shape[i] for i in kept), bounds=bounds)
 
     def infer(self, inputs):
         data = inputs[0]
@@ -163,7 +176,7 @@ class Squeeze(Op):
         if len(inputs) == 1:
             if any(d is None for d in data.shape):
                 return [TensorSpec(data.dtype, None)]
-            return [TensorSpec(data.dtype, self._squeezed(data.shape, None))]
+            return [self._out(data, None)]
         axes = _axes_value(self, inputs[1])
         if axes is None:
             # One runtime axis (OpenVINO's rule): nothing can be squeezed when no dim may be 1;
@@ -171,23 +184,24 @@ class Squeeze(Op):
             # dynamic rank.
             ashape = inputs[1].shape
             if data.shape and ashape is not None and all(d is not None for d in ashape) and math.prod(ashape) == 1:
-                if not any(d is None or d == 1 for d in data.shape):
+                if not any(data.may_be_one(i) for i in range(len(data.shape))):
                     return [TensorSpec(data.dtype, data.shape)]
                 if (parse_version(self.layer.version) or 0) < 15:
                     return [TensorSpec(data.dtype, (None,) * (len(data.shape) - 1))]
             return [TensorSpec(data.dtype, None)]
         if np.asarray(axes).size == 0:
-            return [TensorSpec(data.dtype, None if any(d is None for d in data.shape) else self._squeezed(data.shape, None))]
+            return [TensorSpec(data.dtype, None) if any(d is None for d in data.shape) else self._out(data, None)]
         if self.attrs["allow_axis_skip"] and any(
             data.shape[a] is None for a in normalize_axes(axes, len(data.shape))
         ):
             return [TensorSpec(data.dtype, None)]
-        return [TensorSpec(data.dtype, self._squeezed(data.shape, axes))]
+        return [self._out(data, axes)]
 
     def compute(self, inputs):
         data = inputs[0]
         axes = None if len(inputs) == 1 or inputs[1].size == 0 else inputs[1]
-        return [data.reshape(self._squeezed(data.shape, axes))]
+        kept = self._kept(TensorSpec("f32", data.shape), axes)
+        return [data.reshape(tuple(data.shape[i] for i in kept))]
 
 
 @register
@@ -264,6 +278,10 @@ class Reshape(Op):
     def infer(self, inputs):
         data, target = inputs
         tv = _axes_value(self, target)
+        if tv is None and target.partial is not None and not self.attrs["special_zero"]:
+            # Elements known while others are not (ShapeOf of a dynamic shape): known elements
+            # are dims, -1 or unknown ones are dynamic.
+            return [TensorSpec(data.dtype, tuple(None if v is None or v == -1 else v for v in target.partial))]
         if tv is None:
             if target.shape is not None and len(target.shape) == 1 and target.shape[0] is not None:
                 return [TensorSpec(data.dtype, (None,) * target.shape[0])]
@@ -295,7 +313,7 @@ class ShapeOf(Op):
             return [TensorSpec(et, (None,))]
         if all(d is not None for d in shape):
             return [TensorSpec(et, (len(shape),), np.array(shape, numpy_dtype(et)))]
-        return [TensorSpec(et, (len(shape),))]
+        return [TensorSpec(et, (len(shape),), partial=tuple(shape))]
 
     def compute(self, inputs):
         return [np.array(inputs[0].shape, numpy_dtype(self.out_types[0]))]
