@@ -6,32 +6,61 @@ the limits before its data is read, so a small `.npz` cannot expand to gigabytes
 
 from __future__ import annotations
 
+import lzma
+import tokenize
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError, UsageError
+from .errors import InputError, IRExecError, LimitError, UsageError
 from .limits import Limits
 
+# What reading a damaged .npy / .npz can raise: numpy's header parser (ValueError, SyntaxError,
+# tokenize.TokenError...), the zip layer (BadZipFile, NotImplementedError for an unknown method
+# or strong encryption, RuntimeError for an encrypted member) and the decompressors.
+_CORRUPT = (
+    ValueError, TypeError, KeyError, OverflowError, OSError, EOFError, SyntaxError, RecursionError,
+    tokenize.TokenError, zipfile.BadZipFile, zlib.error, lzma.LZMAError, NotImplementedError,
+    RuntimeError,
+)
 
-def _read_npy(f, what: str, limits: Limits) -> np.ndarray:
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def _read_npy(f, what: str, limits: Limits, budget: list[int] | None = None) -> np.ndarray:
+    """One .npy stream: header read and checked (no pickles, shape and bytes within the limits,
+    and within `budget[0]` bytes left for all the arrays of a file) before the data is read."""
     try:
         version = np.lib.format.read_magic(f)
         if version == (1, 0):
             shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
         else:
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
-    except (ValueError, OSError, EOFError, SyntaxError) as e:
-        raise InputError(f"{what} is not a valid .npy array: {e}") from None
+    except _CORRUPT as e:
+        raise InputError(f"{what} is not a valid .npy array: {_one_line(e)}") from None
     if dtype.hasobject:
         raise InputError(f"{what} holds Python objects (pickled data is refused)")
-    limits.check_tensor(shape, dtype.itemsize, what)
+    if any(d < 0 for d in shape):
+        raise InputError(f"{what} declares the negative shape {shape}")
+    nbytes = limits.check_tensor(shape, dtype.itemsize, what)
+    if budget is not None:
+        budget[0] -= nbytes
+        if budget[0] < 0:
+            raise LimitError(
+                f"{what} of shape {shape} brings the arrays read to more than the limit "
+                f"{limits.max_total_bytes} bytes"
+            )
     try:
         f.seek(0)
         return np.lib.format.read_array(f, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as e:
-        raise InputError(f"{what} cannot be read: {e}") from None
+    except MemoryError:
+        raise LimitError(f"{what}: out of memory reading {nbytes} bytes") from None
+    except _CORRUPT as e:
+        raise InputError(f"{what} cannot be read: {_one_line(e)}") from None
 
 
 def load_array_file(path: str, limits: Limits) -> dict[str, np.ndarray] | np.ndarray:
@@ -39,21 +68,25 @@ def load_array_file(path: str, limits: Limits) -> dict[str, np.ndarray] | np.nda
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"input file {path!r} does not exist")
+    budget = [limits.max_total_bytes]
     try:
         if zipfile.is_zipfile(p):
             out = {}
             with zipfile.ZipFile(p) as zf:
                 for member in zf.infolist():
                     key = member.filename[:-4] if member.filename.endswith(".npy") else member.filename
-                    with zf.open(member) as f:
-                        out[key] = _read_npy(_Seekable(f, zf, member), f"{path}[{key}]", limits)
+                    f = _Seekable(zf.open(member), zf, member)
+                    try:
+                        out[key] = _read_npy(f, f"{path}[{key}]", limits, budget)
+                    finally:
+                        f.close()
             return out
         with open(p, "rb") as f:
-            return _read_npy(f, path, limits)
-    except zipfile.BadZipFile as e:
-        raise InputError(f"{path!r} is not a valid .npz: {e}") from None
-    except OSError as e:
-        raise InputError(f"cannot read {path!r}: {e}") from None
+            return _read_npy(f, path, limits, budget)
+    except IRExecError:
+        raise
+    except _CORRUPT as e:
+        raise InputError(f"{path!r} is not a valid .npy/.npz file: {_one_line(e)}") from None
 
 
 class _Seekable:
@@ -70,12 +103,16 @@ class _Seekable:
 
     def seek(self, pos, whence=0):
         if pos == 0 and whence == 0:
+            self._f.close()
             self._f = self._zf.open(self._member)
             return 0
         raise OSError("cannot seek in a zip member")
 
     def tell(self):
         return self._f.tell()
+
+    def close(self):
+        self._f.close()
 
 
 def random_input(shape, dtype: np.dtype, rng: np.random.Generator, name: str) -> np.ndarray:

@@ -29,6 +29,15 @@ class Limits:
         """Raise LimitError if a tensor of `shape` would exceed the per-tensor caps; return bytes."""
         if len(shape) > self.max_rank:
             raise LimitError(f"{what} has rank {len(shape)}, above the limit {self.max_rank}", where)
+        for i, d in enumerate(shape):
+            # Checked alone too: with a 0 elsewhere the product is 0, but numpy cannot hold a
+            # dim above 2**63-1 ("Maximum allowed dimension exceeded" at allocation).
+            if int(d) > self.max_tensor_elements:
+                raise LimitError(
+                    f"{what} of shape {tuple(shape)} has dim {i} = {d}, above the element limit "
+                    f"{self.max_tensor_elements}",
+                    where,
+                )
         n = math.prod(int(d) for d in shape)
         if n > self.max_tensor_elements:
             raise LimitError(

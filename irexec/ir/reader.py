@@ -7,6 +7,7 @@ instructions, a size cap before parsing, a depth cap, and integers parsed as ASC
 from __future__ import annotations
 
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ _UINT = re.compile(r"[0-9]{1,20}\Z")
 _INT = re.compile(r"-?[0-9]{1,20}\Z")
 _XINCLUDE_NS = "http://www.w3.org/2001/XInclude"
 SUPPORTED_IR_VERSIONS = (10, 11)
+_MAX_DIM = 2**63 - 1  # dims are int64 in OV (which refuses larger ones too)
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,8 @@ def _parse_port(el, where: Where, limits: Limits) -> PortRecord:
         value = parse_int(text, f"port {pid} dim", where)
         if value < -1:
             raise FormatError(f"port {pid} has negative dim {value} (only -1, dynamic, is allowed)", where)
+        if value > _MAX_DIM:
+            raise FormatError(f"port {pid} has dim {value}, above the largest possible size 2**63-1", where)
         dims.append(value)
     if len(dims) > limits.max_rank:
         raise LimitError(f"port {pid} has rank {len(dims)}, above the limit {limits.max_rank}", where)
@@ -206,23 +210,69 @@ def _depth(root) -> int:
     return deepest
 
 
+# The byte layout of the document (XML 1.0 appendix F: a BOM, else the first bytes of "<?xml").
+_LAYOUTS = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"<\x00\x00\x00", "utf-32-le"),
+    (b"\x00\x00\x00<", "utf-32-be"),
+    (b"<\x00", "utf-16-le"),
+    (b"\x00<", "utf-16-be"),
+)
+# Declared encodings accepted per layout. Anything else is refused: encodings such as UTF-7,
+# ISO-2022 or HZ can spell "<!DOCTYPE" in bytes that a byte search does not see.
+_ASCII_ENCODING = re.compile(r"(utf-?8|us-ascii|ascii|latin-?1|iso[-_]?8859[-_]?[0-9]{1,2})\Z", re.I)
+_WIDE_ENCODING = {
+    "utf-16": re.compile(r"(utf-?16(-?[lb]e)?|ucs-?2)\Z", re.I),
+    "utf-32": re.compile(r"(utf-?32(-?[lb]e)?|ucs-?4)\Z", re.I),
+}
+_DECLARED_ENCODING = re.compile(r"\A\ufeff?<\?xml\s[^>]*?\bencoding\s*=\s*[\"']([^\"']{0,40})[\"']")
+
+
+def _layout(data: bytes) -> str:
+    for prefix, codec in _LAYOUTS:
+        if data.startswith(prefix):
+            return codec
+    return "utf-8"  # ASCII-compatible
+
+
+def _reject_before_parsing(data: bytes) -> None:
+    """Refuse DTDs, entity declarations and unusual encodings before lxml sees the bytes."""
+    codec = _layout(data)
+    head = data[:512].decode(codec, errors="replace")
+    m = _DECLARED_ENCODING.match(head)
+    if m is not None:
+        declared = m.group(1).strip()
+        allowed = _ASCII_ENCODING if codec == "utf-8" else _WIDE_ENCODING[codec[:6]]
+        if not allowed.match(declared):
+            raise FormatError(
+                f"XML encoding {declared!r} is not supported (irexec reads UTF-8, UTF-16, UTF-32 "
+                "and ISO-8859)"
+            )
+    # A DTD is where entity bombs and external entities live; search in the document's own layout.
+    for token in ("<!DOCTYPE", "<!ENTITY"):
+        if token.encode(codec) in data:
+            raise FormatError("XML with a DOCTYPE or ENTITY declaration is refused")
+
+
 def parse_xml_bytes(data: bytes, limits: Limits, path: str | None = None) -> NetRecord:
     """Parse IR XML bytes into a NetRecord (structure only; the graph checks come later)."""
     if len(data) > limits.max_xml_bytes:
         raise LimitError(f"XML is {len(data)} bytes, above the limit {limits.max_xml_bytes}")
-    # Refused before lxml sees them: a DTD is where entity bombs and external entities live.
-    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
-        raise FormatError("XML with a DOCTYPE or ENTITY declaration is refused")
+    _reject_before_parsing(data)
     parser = etree.XMLParser(
         resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
         dtd_validation=False, remove_comments=True, collect_ids=False,
     )
     try:
         tree = etree.ElementTree(etree.fromstring(data, parser))
-    except etree.XMLSyntaxError as e:
-        raise FormatError(f"XML is not well formed: {e}") from None
+    except etree.XMLSyntaxError as e:  # libxml2's messages may hold newlines: keep one line
+        raise FormatError(f"XML is not well formed: {' '.join(str(e).split())}") from None
     except ValueError as e:
-        raise FormatError(f"XML cannot be parsed: {e}") from None
+        raise FormatError(f"XML cannot be parsed: {' '.join(str(e).split())}") from None
     root = tree.getroot()
     _reject_hostile(tree, root, limits)
     if _depth(root) > limits.max_xml_depth:
@@ -263,16 +313,27 @@ def parse_xml_bytes(data: bytes, limits: Limits, path: str | None = None) -> Net
 
 
 def read_xml(path: str | Path, limits: Limits) -> NetRecord:
-    """Read and parse an IR XML file, refusing it before reading when it is too large."""
+    """Read and parse an IR XML file, refusing it before reading when it is too large.
+
+    Only regular files are read (a FIFO would block, /dev/zero never ends), and never more than
+    the size limit plus one byte: /proc files report a size of 0, and a file may grow meanwhile.
+    """
     p = Path(path)
     try:
-        size = p.stat().st_size
+        st = p.stat()
     except OSError as e:
         raise FormatError(f"cannot read {str(p)!r}: {e.strerror}") from None
-    if size > limits.max_xml_bytes:
-        raise LimitError(f"{str(p)!r} is {size} bytes, above the XML size limit {limits.max_xml_bytes}")
+    except ValueError as e:  # an embedded NUL byte
+        raise FormatError(f"cannot read {str(p)!r}: {e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise FormatError(f"cannot read {str(p)!r}: Is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise FormatError(f"{str(p)!r} is not a regular file")
+    if st.st_size > limits.max_xml_bytes:
+        raise LimitError(f"{str(p)!r} is {st.st_size} bytes, above the XML size limit {limits.max_xml_bytes}")
     try:
-        data = p.read_bytes()
+        with open(p, "rb") as f:
+            data = f.read(limits.max_xml_bytes + 1)
     except OSError as e:
         raise FormatError(f"cannot read {str(p)!r}: {e.strerror}") from None
     return parse_xml_bytes(data, limits, str(p))

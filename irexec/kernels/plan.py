@@ -143,7 +143,7 @@ def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, zero) 
         k.reduce_rows(x.reshape(a, b, c, d), part, code, zero)
     else:
         part = np.full((a, c, splits, e), _identity(code, acc_dt), acc_dt)
-        k.reduce_columns(x.reshape(a, b, c, d, e), part, code, zero)
+        k.reduce_columns(x.reshape(a, b, c, d, e), part, code, zero, k.TILE)
     with np.errstate(all="ignore"):
         return _combine(part, combine).reshape(-1)
 
@@ -163,6 +163,36 @@ def _accumulate_numpy(x: np.ndarray, axes: tuple[int, ...], first: int, acc_dt: 
         return np.asarray(ufunc.reduce(v, axis=axes)).reshape(-1)
 
 
+# An innermost kept group this narrow would make the columns kernel fold rows of a few
+# elements each; the reduced group above it is then folded in two steps instead (below).
+_NARROW = 128
+_WIDE_MAX = 1 << 16
+
+
+def _fold_narrow(groups: list[list]) -> tuple[list[list], tuple[int, int] | None]:
+    """Fold into a wider vector, then fold back: for groups ending in (reduced D, kept E) with
+    a narrow E, the main pass keeps k rows of E as one wide kept group (k divides D; k = D when
+    another reduced group leaves the main pass work to do), and a second, small pass folds the
+    k rows of the float64 intermediate back to E. Returns the main pass's groups and (k, E)."""
+    if len(groups) < 2 or groups[-1][1] or not groups[-2][1] or groups[-1][0] >= _NARROW:
+        return groups, None
+    d, e = groups[-2][0], groups[-1][0]
+    if any(g[1] for g in groups[:-2]) and d * e <= _WIDE_MAX:
+        k = d
+    else:
+        k = next((k for k in range(min(d - 1, 8192 // e), 7, -1) if d % k == 0), None)
+        if k is None:
+            return groups, None
+    main = [list(g) for g in groups[:-2]]
+    if d // k > 1:
+        main.append([d // k, True])
+    if main and not main[-1][1]:
+        main[-1][0] *= k * e
+    else:
+        main.append([k * e, False])
+    return main, (k, e)
+
+
 def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int) -> np.ndarray:
     """The 64-bit accumulator of reducing x over `axes`, flat, kept dims in C order."""
     if x.size < config.SMALL_ELEMENTS:
@@ -170,7 +200,7 @@ def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int) -
         return _accumulate_numpy(x, axes, first, acc_dt)
     work, acc_dt, zero = _acc_dtype(x)
     work = np.ascontiguousarray(work)
-    groups = _groups(work.shape, axes)
+    groups, narrow = _fold_narrow(_groups(work.shape, axes))
     dims = canonical_5d(groups)
     if dims is None:
         # More than five alternating groups: one transposed copy puts kept dims first.
@@ -178,7 +208,13 @@ def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int) -
         work = np.ascontiguousarray(work.transpose(kept + list(axes)))
         n_kept = math.prod(work.shape[: len(kept)])
         dims = (1, 1, n_kept, work.size // max(n_kept, 1), 1)
-    return _run5(work, dims, first, combine, acc_dt, zero)
+        narrow = None
+    acc = _run5(work, dims, first, combine, acc_dt, zero)
+    if narrow is not None:
+        k, e = narrow
+        with np.errstate(all="ignore"):
+            acc = _NUMPY_STEP.get(combine, np.add).reduce(acc.reshape(-1, k, e), axis=1).reshape(-1)
+    return acc
 
 
 def _finish(acc: np.ndarray, op: str, count: int, et: str) -> np.ndarray:

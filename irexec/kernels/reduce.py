@@ -166,12 +166,12 @@ def reduce_rows(x, part, code, zero):
 
 
 @nb.njit(parallel=True, fastmath=_FM, cache=True)
-def reduce_columns(x, part, code, zero):
+def reduce_columns(x, part, code, zero, tile):
     """x (A, B, C, D, E) -> part (A, C, S, E): fold over b and split s of d, tiled along e."""
     a_n, b_n, c_n, d_n, e_n = x.shape
     s_n = part.shape[2]
     chunk = (d_n + s_n - 1) // s_n
-    tiles = (e_n + TILE - 1) // TILE
+    tiles = (e_n + tile - 1) // tile
     per_a = c_n * s_n * tiles
     for t in prange(a_n * per_a):
         a = t // per_a
@@ -179,8 +179,8 @@ def reduce_columns(x, part, code, zero):
         c = rem // (s_n * tiles)
         rem -= c * s_n * tiles
         s = rem // tiles
-        lo = (rem - s * tiles) * TILE
-        hi = min(e_n, lo + TILE)
+        lo = (rem - s * tiles) * tile
+        hi = min(e_n, lo + tile)
         d_lo = s * chunk
         d_hi = min(d_n, d_lo + chunk)
         acc = part[a, c, s, lo:hi]
