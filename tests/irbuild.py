@@ -57,7 +57,7 @@ class Net:
         return self._layer("Parameter", "opset1", name, {"shape": text, "element_type": et}, [], [(et, dims, name)])[0]
 
     def const(self, value, et: str | None = None) -> tuple:
-        value = np.ascontiguousarray(value)
+        value = np.array(value, order="C")  # ascontiguousarray would make a 0-d array 1-d
         et = et or from_numpy(value.dtype)
         if et == "bf16":
             raw = (value.astype(np.float32).view(np.uint32) >> 16).astype("<u2").tobytes()

@@ -139,14 +139,8 @@ def _reduce_l1_runtime(tmp: Path) -> Base:
 
 
 def _scalar_const(n: Net, value) -> tuple:
-    """A rank-0 Const (Net.const writes shape "1" for a 0-d array: np.ascontiguousarray makes it 1-D)."""
-    lid, pid, et, _ = n.const(np.asarray(value).reshape(1))
-    layer = n.layers[lid]
-    layer.find("data").set("shape", "")
-    port = layer.find("output/port")
-    for d in port.findall("dim"):
-        port.remove(d)
-    return (lid, pid, et, ())
+    """A rank-0 Const."""
+    return n.const(np.asarray(value))
 
 
 def _glue_chain(tmp: Path) -> Base:

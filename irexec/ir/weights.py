@@ -19,6 +19,8 @@ class Weights:
         self.path = None if path is None else str(path)
         self._buf = None
         if path is not None and Path(path).exists():
+            if not Path(path).is_file():
+                raise WeightsError(f"weights file {self.path!r} is not a regular file")
             try:
                 with open(path, "rb") as f:
                     size = Path(path).stat().st_size

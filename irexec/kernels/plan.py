@@ -319,9 +319,10 @@ def mean_broadcast(xs: list[np.ndarray], et: str) -> np.ndarray:
     # double -> half rounding after it, which costs more than the fusion saves (measured).
     if n == 0 or n * len(xs) < config.SMALL_ELEMENTS or dims[-1] < 16 or out_dt == np.float16:
         acc = np.zeros(out_shape, np.float64)
-        for x in xs:
-            acc += x
-        acc /= len(xs)
+        with np.errstate(all="ignore"):
+            for x in xs:
+                acc += x
+            acc /= len(xs)
         return _finish(acc, "sum", 1, et).reshape(out_shape)
     from . import reduce as k
 

@@ -122,6 +122,12 @@ class Op:
         raise NotImplementedError
 
     # helpers for subclasses
+    def check_output(self, shape, et: str) -> None:
+        """Refuse, before allocating, an output whose size is only known at run time."""
+        from ..dtypes import bits
+
+        self.context.limits.check_tensor(shape, bits(et) / 8, "output", self.where)
+
     def require_dtype(self, spec: TensorSpec, allowed, what: str = "input") -> None:
         if spec.dtype not in allowed:
             raise UnsupportedDtypeError(

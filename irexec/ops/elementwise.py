@@ -57,6 +57,7 @@ class Binary(Op):
 
     def compute(self, inputs):
         a, b = inputs
+        self.check_output(np.broadcast_shapes(a.shape, b.shape), self.out_types[0])
         with np.errstate(all="ignore"):
             return [_finish(np.asarray(self.fn(a, b)), self.out_types[0])]
 
@@ -83,6 +84,7 @@ class Divide(Binary):
 
     def compute(self, inputs):
         a, b = inputs
+        self.check_output(np.broadcast_shapes(a.shape, b.shape), self.out_types[0])
         if a.dtype.kind in "iu":
             if np.any(b == 0):
                 raise ExecutionError("integer division by zero", self.where)
@@ -104,6 +106,7 @@ class Power(Binary):
 
     def compute(self, inputs):
         a, b = inputs
+        self.check_output(np.broadcast_shapes(a.shape, b.shape), self.out_types[0])
         if a.dtype.kind in "iu":
             if np.any(b < 0):
                 with np.errstate(all="ignore"):

@@ -120,6 +120,7 @@ class Mean(Op):
         return [TensorSpec(first.dtype, broadcast_shapes([s.shape for s in inputs]))]
 
     def compute(self, inputs):
+        self.check_output(np.broadcast_shapes(*(x.shape for x in inputs)), self.out_types[0])
         return [mean_broadcast(list(inputs), self.out_types[0])]
 
 

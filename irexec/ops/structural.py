@@ -333,7 +333,7 @@ class Range(Op):
         if et == "boolean" or et not in ELEMENT_TYPES:
             raise FormatError(f"output_type={et} is not numeric", self.where)
         for i, s in enumerate(inputs):
-            if s.rank not in (None, 0) and not (s.rank == 1 and s.shape[0] == 1):
+            if s.rank not in (None, 0):
                 raise ShapeInferenceError(f"input {i} must be a scalar, got {format_shape(s.shape)}", self.where)
         if all(s.value is not None for s in inputs):
             n = self._length(*(s.value for s in inputs))
@@ -355,6 +355,7 @@ class Range(Op):
     def compute(self, inputs):
         n = self._length(*inputs)
         et = self.out_types[0]
+        self.check_output((n,), et)
         start, _, step = (np.asarray(v).reshape(()).item() for v in inputs)
         if et not in FLOAT_TYPES:
             start, step = int(start), int(step)
