@@ -10,6 +10,7 @@ Policy lives here, in Python; the kernels see contiguous arrays and integers onl
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -57,21 +58,18 @@ def empty_value(op: str, et: str):
     return np.inf if is_float else np.iinfo(dt).max
 
 
-def _acc_dtype(x: np.ndarray) -> tuple[np.ndarray, np.dtype, object]:
-    """The array the kernels read, the 64-bit accumulator type, and the block-sum zero."""
+def _acc_dtype(x: np.ndarray) -> tuple[np.ndarray, np.dtype]:
+    """The array the kernels read and the 64-bit accumulator type."""
     k = x.dtype.kind
     if k == "f":
         if x.dtype == np.float16:
             x = np.ascontiguousarray(x).view(np.uint16)  # widened inside the kernels
-        # float64 lanes: with two threads the sums are memory-bound either way (measured), and
-        # float64 partial sums stay exact enough for cancelling data; pass np.float32(0) here
-        # to sum float32 input in float32 lanes within BLOCK/FLUSH-bounded blocks instead.
-        return x, np.dtype(np.float64), np.float64(0)
+        return x, np.dtype(np.float64)
     if x.dtype == np.uint64:
-        return x, np.dtype(np.uint64), np.uint64(0)
+        return x, np.dtype(np.uint64)
     if x.dtype != np.int64:
         x = x.astype(np.int64)
-    return x, np.dtype(np.int64), np.int64(0)
+    return x, np.dtype(np.int64)
 
 
 def _identity(code: int, dt: np.dtype):
@@ -130,7 +128,21 @@ def _combine(part: np.ndarray, code: int) -> np.ndarray:
     return part.sum(axis=2)
 
 
-def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, zero) -> np.ndarray:
+# Epilogues the kernels apply themselves when the output is float32 or float64.
+_EPILOGUE = {"mean": 1, "l2": 2, "logsum": 3}  # kernels.reduce DIVIDE, SQRT, LOG
+
+
+@dataclass(frozen=True)
+class Fused:
+    """What the kernels finish themselves: the output dtype, epilogue code and reduced count."""
+
+    dtype: np.dtype
+    epilogue: int
+    count: int
+
+
+def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, fused: Fused | None):
+    """One kernel pass. Returns (values, finished): finished values have the output type."""
     from . import reduce as k
 
     a, b, c, d, e = dims
@@ -138,14 +150,20 @@ def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, zero) 
     splits = 1
     if outputs < 4 * _threads() and b * d >= 2 * config.SPLIT_MIN:
         splits = max(1, min(d, 8 * _threads(), d * b // config.SPLIT_MIN))
+    fused = fused if splits == 1 else None
+    out_dt, epi, count = (fused.dtype, fused.epilogue, fused.count) if fused else (acc_dt, 0, 1)
+    init = acc_dt.type(_identity(code, acc_dt))
+    part_shape = (a, c, splits) if e == 1 else (a, c, splits, e)
+    part = np.empty(part_shape if splits > 1 else (1,) * len(part_shape), acc_dt)
+    out = np.empty(a * c * e if splits == 1 else 1, out_dt)
     if e == 1:
-        part = np.full((a, c, splits), _identity(code, acc_dt), acc_dt)
-        k.reduce_rows(x.reshape(a, b, c, d), part, code, zero)
+        k.reduce_rows(x.reshape(a, b, c, d), splits, part, out, code, init, epi, count)
     else:
-        part = np.full((a, c, splits, e), _identity(code, acc_dt), acc_dt)
-        k.reduce_columns(x.reshape(a, b, c, d, e), part, code, zero, k.TILE)
+        k.reduce_columns(x.reshape(a, b, c, d, e), splits, part, out, code, init, epi, count, k.TILE)
+    if splits == 1:
+        return out, fused is not None
     with np.errstate(all="ignore"):
-        return _combine(part, combine).reshape(-1)
+        return _combine(part, combine).reshape(-1), False
 
 
 _NUMPY_STEP = {_MUL: np.multiply, _MAX: np.maximum, _MIN: np.minimum}
@@ -193,12 +211,13 @@ def _fold_narrow(groups: list[list]) -> tuple[list[list], tuple[int, int] | None
     return main, (k, e)
 
 
-def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int) -> np.ndarray:
-    """The 64-bit accumulator of reducing x over `axes`, flat, kept dims in C order."""
+def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int, fused: Fused | None = None):
+    """Reduce x over `axes`: (flat values with kept dims in C order, finished). Unfinished
+    values are the 64-bit accumulators; finished ones went through `fused` in the kernel."""
     if x.size < config.SMALL_ELEMENTS:
         acc_dt = np.dtype(np.float64) if x.dtype.kind == "f" else np.dtype(np.uint64 if x.dtype == np.uint64 else np.int64)
-        return _accumulate_numpy(x, axes, first, acc_dt)
-    work, acc_dt, zero = _acc_dtype(x)
+        return _accumulate_numpy(x, axes, first, acc_dt), False
+    work, acc_dt = _acc_dtype(x)
     work = np.ascontiguousarray(work)
     groups, narrow = _fold_narrow(_groups(work.shape, axes))
     dims = canonical_5d(groups)
@@ -209,12 +228,12 @@ def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int) -
         n_kept = math.prod(work.shape[: len(kept)])
         dims = (1, 1, n_kept, work.size // max(n_kept, 1), 1)
         narrow = None
-    acc = _run5(work, dims, first, combine, acc_dt, zero)
+    values, finished = _run5(work, dims, first, combine, acc_dt, None if narrow else fused)
     if narrow is not None:
         k, e = narrow
         with np.errstate(all="ignore"):
-            acc = _NUMPY_STEP.get(combine, np.add).reduce(acc.reshape(-1, k, e), axis=1).reshape(-1)
-    return acc
+            values = _NUMPY_STEP.get(combine, np.add).reduce(values.reshape(-1, k, e), axis=1).reshape(-1)
+    return values, finished
 
 
 def _finish(acc: np.ndarray, op: str, count: int, et: str) -> np.ndarray:
@@ -262,19 +281,24 @@ def reduce_array(x: np.ndarray, axes: tuple[int, ...], op: str, keep_dims: bool,
     if op == "logsumexp":
         return _logsumexp(x, axes, et).reshape(out_shape)
     first, combine = _STEPS[op]
-    acc = accumulate(x, axes, first, combine)
-    return _finish(acc, op, count, et).reshape(out_shape)
+    fused = None
+    if et in ("f32", "f64") and op in _STEPS:
+        fused = Fused(out_dt, _EPILOGUE.get(op, 0), count)
+    values, finished = accumulate(x, axes, first, combine, fused)
+    if finished:
+        return values.reshape(out_shape)
+    return _finish(values, op, count, et).reshape(out_shape)
 
 
 def _logsumexp(x: np.ndarray, axes: tuple[int, ...], et: str) -> np.ndarray:
     """log(sum(exp(x))) computed stably: shifted by the max, which is finite or replaced by 0."""
     kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
     xf = x.astype(np.float64) if x.dtype != np.float64 else x
-    m = accumulate(xf, axes, _MAX, _MAX).reshape(kept)
+    m = accumulate(xf, axes, _MAX, _MAX)[0].reshape(kept)
     shift = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(all="ignore"):
         t = np.exp(xf - shift)
-        s = accumulate(t, axes, _ADD, _ADD).reshape(kept)
+        s = accumulate(t, axes, _ADD, _ADD)[0].reshape(kept)
         acc = (np.log(s) + shift).reshape(-1)
     if numpy_dtype(et).kind == "f":
         return _finish(acc, "sum", 1, et)
