@@ -157,7 +157,12 @@ def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, fused:
     part = np.empty(part_shape if splits > 1 else (1,) * len(part_shape), acc_dt)
     out = np.empty(a * c * e if splits == 1 else 1, out_dt)
     if e == 1:
-        k.reduce_rows(x.reshape(a, b, c, d), splits, part, out, code, init, epi, count)
+        # Rows per task: enough that short rows share the task bookkeeping, few enough that
+        # every thread gets several tasks, at most 8192 accumulators.
+        row = math.ceil(d / splits)
+        per = max(1 << 14 // max(row, 1), c // max(1, math.ceil(8 * _threads() / (a * splits))))
+        per = max(1, min(per, c, 8192))
+        k.reduce_rows(x.reshape(a, b, c, d), splits, part, out, code, init, epi, count, per)
     else:
         k.reduce_columns(x.reshape(a, b, c, d, e), splits, part, out, code, init, epi, count, k.TILE)
     if splits == 1:
