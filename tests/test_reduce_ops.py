@@ -326,3 +326,23 @@ def test_mean_broadcasts(tmp_path, et, shapes):
     want = round_bf16(want.astype(np.float32)) if et == "bf16" else want.astype(numpy_dtype(et))
     assert model.outputs[0].shape == np.broadcast_shapes(*shapes)
     check(got, want, et)
+
+
+@pytest.mark.parametrize("axes", [(0, 2, 4, 6), (1, 3, 5), (0, 1, 3, 6)])
+@pytest.mark.parametrize("op", ["sum", "max", "l2"])
+def test_many_alternating_groups(tmp_path, axes, op):
+    """More than five kept/reduced groups: the planner transposes once, then one pass."""
+    x = sample((2, 3, 4, 5, 2, 3, 4), "f32", np.random.default_rng(7))
+    type_ = {"sum": "ReduceSum", "max": "ReduceMax", "l2": "ReduceL2"}[op]
+    got, _ = run_one(tmp_path, type_, "opset4", x, "f32", axes, {"keep_dims": "true"})
+    check(got, reduce_ref(x, axes, op, True, "f32"), "f32", sum_abs(x, axes, op, True))
+
+
+@pytest.mark.parametrize("shape,axes", [((1000, 3), (0,)), ((5, 4000, 6), (1,)), ((3, 50, 4, 30, 5), (1, 3)), ((64, 40, 64), (0,))])
+@pytest.mark.parametrize("op", ["sum", "max", "mean"])
+def test_narrow_inner_fold(tmp_path, shape, axes, op):
+    """A narrow innermost kept group: folded into a wide vector, then back."""
+    x = sample(shape, "f32", np.random.default_rng(8))
+    type_ = {"sum": "ReduceSum", "max": "ReduceMax", "mean": "ReduceMean"}[op]
+    got, _ = run_one(tmp_path, type_, "opset1", x, "f32", axes, {"keep_dims": "false"})
+    check(got, reduce_ref(x, axes, op, False, "f32"), "f32", sum_abs(x, axes, op, False))

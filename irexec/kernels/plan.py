@@ -9,6 +9,7 @@ Policy lives here, in Python; the kernels see contiguous arrays and integers onl
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -175,14 +176,23 @@ _NUMPY_STEP = {_MUL: np.multiply, _MAX: np.maximum, _MIN: np.minimum}
 
 
 def _accumulate_numpy(x: np.ndarray, axes: tuple[int, ...], first: int, acc_dt: np.dtype) -> np.ndarray:
-    """The small-tensor path: the same 64-bit accumulation, in numpy (no numba import)."""
-    v = x.astype(acc_dt)
-    if first == _ADD_ABS:
-        v = np.abs(v)
-    elif first == _ADD_SQ:
-        v = v * v
-    ufunc = _NUMPY_STEP.get(first, np.add)
+    """The small-tensor path: the same 64-bit accumulation, in numpy (no numba import). Sums
+    and Max/Min read x as it is (numpy widens inside the reduction); only the other map steps,
+    and integer |x| (|-128| wraps in int8), widen x first."""
     with np.errstate(all="ignore"):
+        if first in (_MAX, _MIN):
+            ufunc = np.maximum if first == _MAX else np.minimum
+            return np.asarray(ufunc.reduce(x, axis=axes)).astype(acc_dt).reshape(-1)
+        if first == _ADD:
+            return np.asarray(np.add.reduce(x, axis=axes, dtype=acc_dt)).reshape(-1)
+        if first == _ADD_ABS and x.dtype.kind == "f":
+            return np.asarray(np.add.reduce(np.abs(x), axis=axes, dtype=acc_dt)).reshape(-1)
+        v = x.astype(acc_dt)
+        if first == _ADD_ABS:
+            v = np.abs(v)
+        elif first == _ADD_SQ:
+            v = v * v
+        ufunc = _NUMPY_STEP.get(first, np.add)
         return np.asarray(ufunc.reduce(v, axis=axes)).reshape(-1)
 
 
@@ -216,6 +226,20 @@ def _fold_narrow(groups: list[list]) -> tuple[list[list], tuple[int, int] | None
     return main, (k, e)
 
 
+@functools.lru_cache(maxsize=1024)
+def plan_layout(shape: tuple[int, ...], axes: tuple[int, ...]):
+    """(5-D dims, narrow fold or None, transpose or None) for reducing `shape` over `axes`;
+    cached, so a model run again pays no planning."""
+    groups, narrow = _fold_narrow(_groups(shape, axes))
+    dims = canonical_5d(groups)
+    if dims is not None:
+        return dims, narrow, None
+    # More than five alternating groups: one transposed copy puts kept dims first.
+    kept = [i for i in range(len(shape)) if i not in axes]
+    n_kept = math.prod(shape[i] for i in kept)
+    return (1, 1, n_kept, math.prod(shape) // max(n_kept, 1), 1), None, tuple(kept + list(axes))
+
+
 def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int, fused: Fused | None = None):
     """Reduce x over `axes`: (flat values with kept dims in C order, finished). Unfinished
     values are the 64-bit accumulators; finished ones went through `fused` in the kernel."""
@@ -224,15 +248,9 @@ def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int, f
         return _accumulate_numpy(x, axes, first, acc_dt), False
     work, acc_dt = _acc_dtype(x)
     work = np.ascontiguousarray(work)
-    groups, narrow = _fold_narrow(_groups(work.shape, axes))
-    dims = canonical_5d(groups)
-    if dims is None:
-        # More than five alternating groups: one transposed copy puts kept dims first.
-        kept = [i for i in range(work.ndim) if i not in axes]
-        work = np.ascontiguousarray(work.transpose(kept + list(axes)))
-        n_kept = math.prod(work.shape[: len(kept)])
-        dims = (1, 1, n_kept, work.size // max(n_kept, 1), 1)
-        narrow = None
+    dims, narrow, transpose = plan_layout(work.shape, axes)
+    if transpose is not None:
+        work = np.ascontiguousarray(work.transpose(transpose))
     values, finished = _run5(work, dims, first, combine, acc_dt, None if narrow else fused)
     if narrow is not None:
         k, e = narrow
