@@ -251,12 +251,13 @@ def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int, f
     dims, narrow, transpose = plan_layout(work.shape, axes)
     if transpose is not None:
         work = np.ascontiguousarray(work.transpose(transpose))
-    values, finished = _run5(work, dims, first, combine, acc_dt, None if narrow else fused)
-    if narrow is not None:
-        k, e = narrow
-        with np.errstate(all="ignore"):
-            values = _NUMPY_STEP.get(combine, np.add).reduce(values.reshape(-1, k, e), axis=1).reshape(-1)
-    return values, finished
+    if narrow is None:
+        return _run5(work, dims, first, combine, acc_dt, fused)
+    values, _ = _run5(work, dims, first, combine, acc_dt, None)
+    k, e = narrow
+    # The fold back: a small columns pass over the float64 intermediate (1/B of the input),
+    # which also applies the epilogue.
+    return _run5(values, (1, 1, values.size // (k * e), k, e), combine, combine, acc_dt, fused)
 
 
 def _finish(acc: np.ndarray, op: str, count: int, et: str) -> np.ndarray:
