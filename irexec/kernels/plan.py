@@ -183,7 +183,7 @@ def _accumulate_numpy(x: np.ndarray, axes: tuple[int, ...], first: int, acc_dt: 
         if first in (_MAX, _MIN):
             ufunc = np.maximum if first == _MAX else np.minimum
             return np.asarray(ufunc.reduce(x, axis=axes)).astype(acc_dt).reshape(-1)
-        if first == _ADD:
+        if first == _ADD and x.ndim - 1 in axes:  # (numpy's casting reduction is slower across rows)
             return np.asarray(np.add.reduce(x, axis=axes, dtype=acc_dt)).reshape(-1)
         if first == _ADD_ABS and x.dtype.kind == "f":
             return np.asarray(np.add.reduce(np.abs(x), axis=axes, dtype=acc_dt)).reshape(-1)
