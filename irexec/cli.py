@@ -83,37 +83,24 @@ def _strict_json(o):
     return o
 
 
-def _positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (iteration counts and limits)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
+def _number(kind, what: str, ok, rule: str):
+    """An argparse type: `kind` parsed from the text, refused unless ok(value)."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"must be {rule}, got {text}")
+        return value
+
+    return parse
 
 
-def _seed(text: str) -> int:
-    """argparse type: a non-negative integer (numpy's seeds)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be non-negative, got {n}")
-    return n
-
-
-def _positive_float(text: str) -> float:
-    """argparse type: a finite number > 0 (seconds)."""
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(x) and x > 0):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return x
+_positive_int = _number(int, "an integer", lambda n: n >= 1, "at least 1")  # counts and limits
+_seed = _number(int, "an integer", lambda n: n >= 0, "non-negative")  # numpy's seeds
+_positive_float = _number(float, "a number", lambda x: math.isfinite(x) and x > 0, "a positive number")
 
 
 def _axes_rank(model: Model, pos: int) -> int | None:

@@ -30,6 +30,7 @@ if str(_TESTS) not in sys.path:
 
 from irbuild import Net  # noqa: E402
 
+from irexec.cli import _axes_rank  # noqa: E402
 from irexec.dtypes import bits  # noqa: E402
 
 # ---- choosers ----------------------------------------------------------------------------------
@@ -524,22 +525,6 @@ def _dim(bound) -> int:
         return bound.lo
     n = max(bound.lo, 2)
     return n if bound.hi is None else min(n, bound.hi)
-
-
-def _axes_rank(model, pos: int) -> int | None:
-    """If input `pos` feeds reductions' axes ports only, the rank of their data (else None)."""
-    lid = model.graph.parameters[pos]
-    ranks = set()
-    for cid, operands in model.graph.operands.items():
-        for i, (src, _) in enumerate(operands):
-            if src != lid:
-                continue
-            layer = model.graph.layers[cid]
-            if i != 1 or "reduce" not in layer.type.lower():
-                return None
-            shape = model.specs[operands[0]].shape
-            ranks.add(2 if shape is None else len(shape))
-    return ranks.pop() if len(ranks) == 1 else None
 
 
 def make_feeds(model, rng: np.random.Generator) -> dict[str, np.ndarray]:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 # ---------------------------------------------------------------------------------------------
 # OpenVINO access
@@ -1065,3 +1066,22 @@ def run_ov_cpu(xml: Path, feeds: list[np.ndarray]) -> tuple[list[np.ndarray] | N
 
 def report_ov(message: str) -> None:
     warnings.warn(OpenVINOCPUDisagreement(message), stacklevel=2)
+
+
+def onnx_ids() -> list[str]:
+    """Test ids of the ONNX node cases (one placeholder id when onnx is not installed)."""
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        return ["onnx-not-installed"]
+    return onnx_case_names()
+
+
+def load_or_fail(xml):
+    """irexec.load, failing the test (not erroring) when irexec refuses OpenVINO-written IR."""
+    import irexec
+
+    try:
+        return irexec.load(xml)
+    except irexec.IRExecError as e:
+        pytest.fail(f"irexec refuses OpenVINO-written IR {xml.name}: {type(e).__name__}: {e}")

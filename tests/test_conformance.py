@@ -22,37 +22,8 @@ import pytest
 import irexec
 
 OPSET13_IDS = oc.opset13_model_ids()
-
-
-def _onnx_ids() -> list[str]:
-    try:
-        import onnx  # noqa: F401
-    except ImportError:
-        return ["onnx-not-installed"]
-    return oc.onnx_case_names()
-
-
-ONNX_IDS = _onnx_ids()
-
-
-@pytest.fixture(scope="module")
-def opset13(tmp_path_factory):
-    pytest.importorskip("openvino")
-    return oc.opset13_corpus(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def onnx_cases(tmp_path_factory):
-    pytest.importorskip("openvino")
-    pytest.importorskip("onnx")
-    return oc.onnx_corpus(tmp_path_factory)
-
-
-def _load(xml) -> irexec.Model:
-    try:
-        return irexec.load(xml)
-    except irexec.IRExecError as e:
-        pytest.fail(f"irexec refuses OpenVINO-written IR {xml.name}: {type(e).__name__}: {e}")
+ONNX_IDS = oc.onnx_ids()
+_load = oc.load_or_fail
 
 
 def _infer(model: irexec.Model, feeds, what: str) -> dict:

@@ -17,13 +17,9 @@ from __future__ import annotations
 import io
 import itertools
 import math
-import os
 import pickle
-import signal
 import struct
-import subprocess
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
@@ -34,6 +30,7 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mutators as M  # noqa: E402
+from clirun import run_cli  # noqa: E402
 
 import irexec  # noqa: E402
 from irexec import FormatError, InputError, IRExecError, LimitError, WeightsError  # noqa: E402
@@ -481,36 +478,6 @@ def test_array_files(workdir, data) -> None:
         assert arr.size <= FILE_LIMITS.max_tensor_elements
 
 
-# The child runs under a tiny Python launcher that reports getrusage(RUSAGE_CHILDREN) for its only
-# child. Measured from pytest directly, ru_maxrss would be polluted: on Linux a child's peak RSS
-# starts at its parent's RSS at fork time (pytest's, hundreds of MB once openvino is imported).
-_LAUNCHER = """
-import resource, subprocess, sys
-proc = subprocess.run(sys.argv[2:])
-with open(sys.argv[1], "w") as f:
-    f.write(f"{proc.returncode} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
-"""
-
-
-def run_cli(*args, timeout: float = 60) -> tuple[int, str, str, int]:
-    """`python3 -m irexec ARGS` -> (exit code, stdout, stderr, peak RSS in KB)."""
-    with tempfile.TemporaryDirectory() as d:
-        stats = Path(d) / "rusage"
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _LAUNCHER, str(stats), sys.executable, "-m", "irexec", *map(str, args)],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            pytest.fail(f"irexec {' '.join(map(str, args))} still running after {timeout} s")
-        code, rss = (int(v) for v in stats.read_text().split())
-        return code, out.decode(errors="replace"), err.decode(errors="replace"), rss
-
-
 @pytest.fixture(scope="module")
 def cli_model(bases, workdir) -> Path:
     """The ReduceMean base: input 'x' f32 [2,3,4]."""
@@ -518,7 +485,7 @@ def cli_model(bases, workdir) -> Path:
 
 
 def _cli_expect(code_want: set[int], *args) -> tuple[str, int]:
-    code, out, err, rss = run_cli(*args)
+    code, out, err, rss, _ = run_cli(*args)
     assert code in code_want, f"exit {code}, expected {sorted(code_want)}\nstdout: {out}\nstderr: {err}"
     assert "Traceback" not in out + err
     assert len(err.strip().splitlines()) == 1, err
@@ -597,7 +564,7 @@ def test_cli_bad_feed_files(cli_model, tmp_path) -> None:
         _cli_expect(want, "run", cli_model, "-i", f"{name}={f}")
     nan = tmp_path / "nan.npy"
     np.save(nan, np.full((2, 3, 4), np.nan, np.float32))
-    code, out, err, _ = run_cli("run", cli_model, "-i", f"x={nan}")
+    code, out, err, _, _ = run_cli("run", cli_model, "-i", f"x={nan}")
     assert code == 0, err
     truncated = tmp_path / "trunc.npy"
     truncated.write_bytes(_npy_bytes(np.zeros((2, 3, 4), np.float32))[:-5])
