@@ -183,8 +183,16 @@ def _accumulate_numpy(x: np.ndarray, axes: tuple[int, ...], first: int, acc_dt: 
         if first in (_MAX, _MIN):
             ufunc = np.maximum if first == _MAX else np.minimum
             return np.asarray(ufunc.reduce(x, axis=axes)).astype(acc_dt).reshape(-1)
-        if first == _ADD and x.ndim - 1 in axes:  # (numpy's casting reduction is slower across rows)
+        if first == _ADD and x.ndim - 1 in axes:
             return np.asarray(np.add.reduce(x, axis=axes, dtype=acc_dt)).reshape(-1)
+        if first == _ADD and acc_dt.kind == "f" and axes and axes == tuple(range(axes[0], axes[-1] + 1)):
+            # One reduced block with kept elements inside it: numpy's reduction over a middle
+            # axis is slow (measured 21 us on 6x12x10x24 over axis 2); a product with ones, in
+            # float64, is the same sum in 10 us.
+            shape = x.shape
+            red = math.prod(shape[a] for a in axes)
+            x3 = x.reshape(math.prod(shape[: axes[0]]), red, math.prod(shape[axes[-1] + 1 :]))
+            return np.matmul(np.ones(red), x3.astype(acc_dt)).reshape(-1)
         if first == _ADD_ABS and x.dtype.kind == "f":
             return np.asarray(np.add.reduce(np.abs(x), axis=axes, dtype=acc_dt)).reshape(-1)
         v = x.astype(acc_dt)
