@@ -58,6 +58,7 @@ def infer_graph(graph: Graph, context: Context) -> tuple[dict[int, Op], dict[Val
         op.out_types = tuple(s.dtype for s in outs)
         for s in outs:
             _check_spec(s, context.limits, where)
+        op.static_outputs = all(s.is_static for s in outs)
         if op.FOLDABLE and ins and all(s.value is not None for s in ins) and all(s.is_static for s in outs):
             outs = _fold(op, ins, outs, where)
             folded_bytes += sum(s.value.nbytes for s in outs)

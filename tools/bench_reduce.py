@@ -180,26 +180,25 @@ def bench_small(rounds):
         except irexec.IRExecError as e:
             print(f"{path.name:<36} skipped: {e}")
             continue
-        t_irx = []
-        for _ in range(rounds * 20):
-            t = time.perf_counter()
-            model.infer(feeds)
-            t_irx.append(time.perf_counter() - t)
-        t_ov = math.nan
+        runners = {"irexec": lambda model=model, feeds=feeds: model.infer(feeds)}
         if core is not None:
             try:
                 compiled = core.compile_model(core.read_model(str(path)), "CPU")
                 req = compiled.create_infer_request()
                 ov_feeds = list(feeds.values())
                 req.infer(ov_feeds)
-                ts = []
-                for _ in range(rounds * 20):
-                    t = time.perf_counter()
-                    req.infer(ov_feeds)
-                    ts.append(time.perf_counter() - t)
-                t_ov = statistics.median(ts)
+                runners["OV"] = lambda req=req, ov_feeds=ov_feeds: req.infer(ov_feeds)
             except Exception as e:  # OpenVINO refuses some samples (e.g. version="onnx" layers)
                 print(f"  (OpenVINO: {str(e).splitlines()[0][:80]})")
+        times = {name: [] for name in runners}
+        for _ in range(rounds):  # interleaved blocks of 20 calls
+            for name, fn in runners.items():
+                for _ in range(20):
+                    t = time.perf_counter()
+                    fn()
+                    times[name].append(time.perf_counter() - t)
+        t_irx = times["irexec"]
+        t_ov = statistics.median(times["OV"]) if "OV" in times else math.nan
         med = statistics.median(t_irx)
         print(f"{path.name:<36}{med * 1e6:>10.1f}{t_ov * 1e6:>10.1f}{med / t_ov:>8.2f}")
 
