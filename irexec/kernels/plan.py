@@ -165,7 +165,10 @@ def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, fused:
         per = max(1, min(per, c, 8192))
         k.reduce_rows(x.reshape(a, b, c, d), splits, part, out, code, init, epi, count, per)
     else:
-        k.reduce_columns(x.reshape(a, b, c, d, e), splits, part, out, code, init, epi, count, k.TILE)
+        # column sums run in the element's lanes between flushes: float32 for float32 and
+        # float16 (widened) input, the accumulator's type otherwise
+        zero = np.float32(0) if x.dtype in (np.float32, np.uint16) else acc_dt.type(0)
+        k.reduce_columns(x.reshape(a, b, c, d, e), splits, part, out, code, init, epi, count, k.TILE, zero)
     if splits == 1:
         return out, fused is not None
     with np.errstate(all="ignore"):
