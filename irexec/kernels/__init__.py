@@ -8,6 +8,7 @@ which the workqueue layer aborts on) unless NUMBA_THREADING_LAYER is set.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -25,6 +26,15 @@ def _set_cache_dir() -> None:
     os.environ["NUMBA_CACHE_DIR"] = str(path)
 
 
+def _has_omp_layer() -> bool:
+    """Whether numba's OpenMP layer is installed, found without importing numba."""
+    spec = importlib.util.find_spec("numba")
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    ufunc = Path(next(iter(spec.submodule_search_locations))) / "np" / "ufunc"
+    return any(ufunc.glob("omppool*"))
+
+
 _set_cache_dir()
-if sys.platform.startswith("linux"):
-    os.environ.setdefault("NUMBA_THREADING_LAYER", "omp")
+if sys.platform.startswith("linux") and "NUMBA_THREADING_LAYER" not in os.environ and _has_omp_layer():
+    os.environ["NUMBA_THREADING_LAYER"] = "omp"
