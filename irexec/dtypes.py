@@ -100,14 +100,6 @@ def from_numpy(dtype: np.dtype) -> str | None:
     return _FROM_NUMPY.get(np.dtype(dtype))
 
 
-def is_float(et: str) -> bool:
-    return et in FLOAT_TYPES
-
-
-def is_int(et: str) -> bool:
-    return et in INT_TYPES
-
-
 def round_bf16(a: np.ndarray) -> np.ndarray:
     """Round float32 values to the nearest bf16 (ties to even), kept as float32."""
     shape = np.shape(a)

@@ -4,7 +4,6 @@ order, and fold what is constant (so axes arriving through Const/ShapeOf/Range c
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from .dtypes import bits
@@ -90,7 +89,3 @@ def _fold(op: Op, ins: list[TensorSpec], outs: list[TensorSpec], where) -> list[
             )
         folded.append(s.with_value(v))
     return folded
-
-
-def nbytes(spec: TensorSpec) -> int:
-    return math.ceil(math.prod(spec.shape) * bits(spec.dtype) / 8)

@@ -6,7 +6,6 @@ rank. A spec may carry the constant value of the tensor when loading could fold 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,10 +46,6 @@ class TensorSpec:
 
     def with_value(self, value: np.ndarray | None) -> TensorSpec:
         return TensorSpec(self.dtype, self.shape, value, self.bounds, self.partial)
-
-
-def static_spec(dtype: str, value: np.ndarray) -> TensorSpec:
-    return TensorSpec(dtype, tuple(int(d) for d in value.shape), value)
 
 
 def format_shape(shape: Shape) -> str:
@@ -187,7 +182,3 @@ def normalize_axes(axes, rank: int, what: str = "axis") -> tuple[int, ...]:
     if rank == 0:
         return ()
     return tuple(sorted(out))
-
-
-def numel(shape: tuple[int, ...]) -> int:
-    return math.prod(shape)

@@ -1085,3 +1085,12 @@ def load_or_fail(xml):
         return irexec.load(xml)
     except irexec.IRExecError as e:
         pytest.fail(f"irexec refuses OpenVINO-written IR {xml.name}: {type(e).__name__}: {e}")
+
+
+def converted_case(onnx_cases, case_name):
+    """An ONNX node case OpenVINO converted to IR, and irexec's model of it (a case the
+    converter refused is an expected failure naming the converter's error)."""
+    case = onnx_cases[case_name]
+    if case.xml is None:
+        pytest.xfail(f"OpenVINO's ONNX converter refuses {case_name}: {case.convert_error}")
+    return case, load_or_fail(case.xml)

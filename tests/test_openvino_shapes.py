@@ -91,10 +91,7 @@ def test_runtime_axes_shapes_follow_spec(opset13, model_id):
 
 @pytest.mark.parametrize("case_name", ONNX_IDS)
 def test_onnx_converted_ir_shapes_match_openvino(onnx_cases, case_name):
-    case = onnx_cases[case_name]
-    if case.xml is None:
-        pytest.xfail(f"OpenVINO's ONNX converter refuses {case_name}: {case.convert_error}")
-    model = _load(case.xml)
+    case, model = oc.converted_case(onnx_cases, case_name)
     problems = oc.shape_mismatches(model, case.xml)
     assert not problems, f"{case.xml.name}:\n  " + "\n  ".join(problems)
     report = model.validate()
