@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from . import __version__
-from .errors import IRExecError, UsageError
+from .errors import IRExecError, UnsupportedOpError, UsageError
 from .feeds import load_array_file, random_axes, random_input
 from .limits import DEFAULT_LIMITS, Limits
 from .model import Model, load, tensor_dict
@@ -43,12 +43,28 @@ def _limits(args) -> Limits:
     )
 
 
-def _load(args) -> Model:
+def _load(args, allow_unsupported: bool = False) -> Model:
     """Load the model named on the command line; a path that is not a file is a usage error (exit 2)."""
     if not os.path.isfile(args.model):
         what = "is a directory" if os.path.isdir(args.model) else "does not exist"
         raise UsageError(f"model file {args.model!r} {what}")
-    return load(args.model, _limits(args))
+    return load(args.model, _limits(args), allow_unsupported=allow_unsupported)
+
+
+def _unsupported_lines(model: Model) -> list[str]:
+    """What `validate` and `info` could not check: unsupported layers by kind, and how many
+    layers after them were left unchecked."""
+    lines = []
+    for (type_name, version), ids in model.unsupported.items():
+        first = model.graph.layers[ids[0]]
+        lines.append(
+            f"unsupported: {type_name}-{version} x{len(ids)} (first: layer id={first.id} "
+            f"name={first.name!r} line {first.line})"
+        )
+    if model.unsupported:
+        after = len(model.unchecked) - sum(len(v) for v in model.unsupported.values())
+        lines.append(f"not checked: {after} layers that depend on unsupported ones")
+    return lines
 
 
 def _emit_json(target: str | None, payload: dict) -> None:
@@ -186,15 +202,22 @@ def cmd_run(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    model = _load(args)
+    model = _load(args, allow_unsupported=True)
     report = model.validate()
     if args.json != "-":
         for issue in report.issues:
             print(issue)
         for lay in report.unused:
             print(f"unused: layer id={lay.id} name={lay.name!r} {lay.type}-{lay.version} line {lay.line}")
+        for line in _unsupported_lines(model):
+            print(line)
         n = len(report.layers)
-        if report.ok:
+        if report.ok and model.unchecked:
+            print(
+                f"INCOMPLETE: {n - len(model.unchecked)} of {n} layers checked and matching; "
+                f"{len(model.unchecked)} could not be checked"
+            )
+        elif report.ok:
             print(f"OK: {n} layers, every declared shape and precision matches")
         else:
             bad = len({i.layer_id for i in report.issues})
@@ -207,13 +230,23 @@ def cmd_validate(args) -> int:
             "issues": [i.to_dict() for i in report.issues],
             "unused": [{"id": u.id, "name": u.name, "type": u.type, "version": u.version} for u in report.unused],
             "layers": len(report.layers),
+            "unsupported": model.info()["unsupported"],
+            "unchecked": [{"id": lid, "reason": why} for lid, why in model.unchecked.items()],
         },
     )
-    return 0 if report.ok else EXIT_MISMATCH
+    if not report.ok:
+        return EXIT_MISMATCH
+    if model.unsupported:
+        from .loader import unsupported_error
+
+        err = unsupported_error(model.graph, model.unsupported, [])
+        print(f"irexec: {err.kind}: {err}; {len(model.unchecked)} layers not checked", file=sys.stderr)
+        return err.exit_code
+    return 0
 
 
 def cmd_info(args) -> int:
-    model = _load(args)
+    model = _load(args, allow_unsupported=True)
     info = model.info()
     if args.json != "-":
         print(f"model {info['name']!r} (IR v{info['ir_version']}): {info['layers']} layers")
@@ -227,6 +260,8 @@ def cmd_info(args) -> int:
         for k, v in info["ops"].items():
             print(f"  {k}: {v}")
         print(f"weights: {info['const_bytes']} bytes in Consts, {info['weights_file_bytes']} bytes in the .bin")
+        for line in _unsupported_lines(model):
+            print(line)
     _emit_json(args.json, info)
     return 0
 

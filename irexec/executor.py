@@ -1,6 +1,9 @@
 """Plan once per model (which layers run, in what order, when each value dies), then a short loop.
 
 Folded constants are not recomputed; every intermediate is dropped right after its last use.
+Every output is an array the caller owns: a folded constant, a feed, a view of either, or a
+value returned twice is copied on the way out, so no later `infer` and no other thread sees a
+caller's writes.
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ import numpy as np
 from .dtypes import numpy_dtype
 from .errors import ExecutionError, InputError, IRExecError, LimitError
 from .ir.graph import Graph, ValueKey
-from .loader import attach
-from .ops.base import Op
+from .loader import Inferred, attach
+from .ops.base import Op, Sig
 from .shapes import TensorSpec, format_shape
 
 
@@ -21,6 +24,7 @@ from .shapes import TensorSpec, format_shape
 class Step:
     layer_id: int
     op: Op
+    sig: Sig
     operands: tuple[ValueKey, ...]
     outputs: tuple[ValueKey, ...]
     release: tuple[ValueKey, ...]  # values whose last use is this step
@@ -33,7 +37,8 @@ class Plan:
     results: tuple[ValueKey, ...]  # the value each Result returns, in Result order
 
 
-def make_plan(graph: Graph, ops: dict[int, Op], specs: dict[ValueKey, TensorSpec]) -> Plan:
+def make_plan(graph: Graph, found: Inferred) -> Plan:
+    specs = found.specs
     run = [
         lid for lid in graph.order
         if lid in graph.needed and lid not in graph.parameters and not graph.layers[lid].type.lower() == "result"
@@ -51,7 +56,7 @@ def make_plan(graph: Graph, ops: dict[int, Op], specs: dict[ValueKey, TensorSpec
             releases.setdefault(i, []).append(key)
     steps = tuple(
         Step(
-            lid, ops[lid], graph.operands[lid],
+            lid, found.ops.get(lid), found.sigs.get(lid), graph.operands[lid],
             tuple((lid, j) for j in range(len(graph.layers[lid].outputs))),
             tuple(releases.get(i, ())),
         )
@@ -76,29 +81,42 @@ def _check_output(value: np.ndarray, spec: TensorSpec, step: Step) -> None:
         )
 
 
+def run_step(step: Step, args: list[np.ndarray]) -> list[np.ndarray]:
+    """One layer's compute, with every failure turned into an IRExecError naming the layer."""
+    try:
+        return step.op.compute(args, step.sig)
+    except (InputError, LimitError) as e:
+        raise attach(e, step.op.where) from None
+    except IRExecError as e:
+        raise attach(e, step.op.where, ExecutionError) from None
+    except MemoryError:
+        raise LimitError("out of memory while computing this layer", step.op.where) from None
+    except (ValueError, TypeError, ArithmeticError, IndexError) as e:
+        raise ExecutionError(f"failed: {e}", step.op.where) from None
+
+
 def execute(plan: Plan, specs: dict[ValueKey, TensorSpec], feeds: dict[ValueKey, np.ndarray]) -> list[np.ndarray]:
     env: dict[ValueKey, np.ndarray] = dict(plan.constants)
     env.update(feeds)
     for step in plan.steps:
-        try:
-            values = step.op.compute([env[k] for k in step.operands])
-        except (InputError, LimitError) as e:
-            raise attach(e, step.op.where) from None
-        except IRExecError as e:
-            raise attach(e, step.op.where, ExecutionError) from None
-        except MemoryError:
-            raise LimitError("out of memory while computing this layer", step.op.where) from None
-        except (ValueError, TypeError, ArithmeticError, IndexError) as e:
-            raise ExecutionError(f"failed: {e}", step.op.where) from None
+        values = run_step(step, [env[k] for k in step.operands])
         for key, value in zip(step.outputs, values):
             _check_output(value, specs[key], step)
             env[key] = value
         for key in step.release:
             env.pop(key, None)
+    return owned_outputs([env[key] for key in plan.results], plan, feeds)
+
+
+def owned_outputs(values: list[np.ndarray], plan: Plan, feeds: dict) -> list[np.ndarray]:
+    """The values, each an array no one else holds: constants, feeds, views (of anything) and
+    repeats are copied."""
+    external = {id(v) for v in plan.constants.values()} | {id(v) for v in feeds.values()}
+    seen: set[int] = set()
     out = []
-    for key in plan.results:
-        value = env[key]
-        if not value.flags.writeable:
+    for value in values:
+        if id(value) in external or id(value) in seen or not value.flags.owndata or not value.flags.writeable:
             value = value.copy()
+        seen.add(id(value))
         out.append(value)
     return out

@@ -1,19 +1,26 @@
 """Graph-wide shape inference: instantiate every layer's op, run its shape rule in topological
 order, and fold what is constant (so axes arriving through Const/ShapeOf/Range chains are known).
+
+Unsupported layers are found first, all of them, and reported in one error. With
+`allow_unsupported` (what `validate` and `info` use) they are kept instead: their outputs and
+everything computed from them become unknown specs, and the layers that could not be checked
+are listed with the reason.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .dtypes import bits
-from .errors import IRExecError, LimitError, ShapeInferenceError
+from .errors import IRExecError, LimitError, ShapeInferenceError, UnsupportedOpError
 from .ir.graph import Graph, ValueKey
 from .ir.weights import Weights
 from .limits import Limits
 from .ops import lookup
-from .ops.base import Op
+from .ops.base import Op, Sig
 from .shapes import TensorSpec, format_shape
+
+UNKNOWN = TensorSpec(None, None)  # the spec of a value irexec cannot infer (after an unsupported layer)
 
 
 @dataclass
@@ -22,6 +29,18 @@ class Context:
 
     weights: Weights
     limits: Limits
+
+
+@dataclass
+class Inferred:
+    """What shape inference found: an op and a Sig per layer it could build, a spec per value,
+    the unsupported layers by (type, version), and the layers left unchecked with the reason."""
+
+    ops: dict[int, Op] = field(default_factory=dict)
+    sigs: dict[int, Sig] = field(default_factory=dict)
+    specs: dict[ValueKey, TensorSpec] = field(default_factory=dict)
+    unsupported: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    unchecked: dict[int, str] = field(default_factory=dict)
 
 
 def attach(e: IRExecError, where, cls=None) -> IRExecError:
@@ -36,15 +55,53 @@ def _check_spec(spec: TensorSpec, limits: Limits, where) -> None:
         limits.check_tensor(spec.shape, bits(spec.dtype) / 8, "output", where)
 
 
-def infer_graph(graph: Graph, context: Context) -> tuple[dict[int, Op], dict[ValueKey, TensorSpec]]:
-    ops: dict[int, Op] = {}
-    specs: dict[ValueKey, TensorSpec] = {}
+def find_op_classes(graph: Graph) -> tuple[dict[int, type], dict[tuple[str, str], list[int]], list]:
+    """The op class of every layer, and the unsupported ones grouped by (type, version)."""
+    classes: dict[int, type] = {}
+    unsupported: dict[tuple[str, str], list[int]] = {}
+    errors = []
+    for lid in graph.order:
+        layer = graph.layers[lid]
+        try:
+            classes[lid] = lookup(layer.type, layer.version, layer.where)
+        except UnsupportedOpError as e:
+            unsupported.setdefault((layer.type, layer.version), []).append(lid)
+            errors.append(e)
+    return classes, unsupported, errors
+
+
+def unsupported_error(graph: Graph, unsupported: dict[tuple[str, str], list[int]], errors) -> UnsupportedOpError:
+    if len(errors) == 1:
+        return errors[0]
+    parts = []
+    for (type_name, version), ids in unsupported.items():
+        first = graph.layers[ids[0]]
+        parts.append(f"{type_name}-{version} x{len(ids)} (first: id={first.id} name={first.name!r} line {first.line})")
+    total = sum(len(v) for v in unsupported.values())
+    return UnsupportedOpError(f"unsupported layers ({total}): " + "; ".join(parts))
+
+
+def infer_graph(graph: Graph, context: Context, allow_unsupported: bool = False) -> Inferred:
+    classes, unsupported, errors = find_op_classes(graph)
+    if unsupported and not allow_unsupported:
+        raise unsupported_error(graph, unsupported, errors)
+    found = Inferred(unsupported=unsupported)
     folded_bytes = 0
     for lid in graph.order:
         layer = graph.layers[lid]
         where = layer.where
-        op = lookup(layer.type, layer.version, where)(layer, context)
-        ins = [specs[k] for k in graph.operands[lid]]
+        ins = [found.specs[k] for k in graph.operands[lid]]
+        cls = classes.get(lid)
+        blocked = next((graph.operands[lid][i][0] for i, s in enumerate(ins) if s is UNKNOWN), None)
+        if cls is None or blocked is not None:
+            if cls is None:
+                found.unchecked[lid] = "unsupported layer"
+            else:
+                found.unchecked[lid] = f"depends on layer id={blocked}, which could not be inferred"
+            for i in range(max(len(layer.outputs), 1)):  # a Result has one value and no port
+                found.specs[(lid, i)] = UNKNOWN
+            continue
+        op = cls(layer, context)
         try:
             outs = op.infer(ins)
         except IRExecError as e:
@@ -53,13 +110,15 @@ def infer_graph(graph: Graph, context: Context) -> tuple[dict[int, Op], dict[Val
             raise ShapeInferenceError(f"shape rule failed: {e}", where) from None
         if op.SAME_SHAPE and ins[0].bounds is not None and outs[0].shape == ins[0].shape:
             outs[0] = TensorSpec(outs[0].dtype, outs[0].shape, outs[0].value, ins[0].bounds)
-        op.in_types = tuple(s.dtype for s in ins)
-        op.out_types = tuple(s.dtype for s in outs)
+        if len(outs) < len(layer.outputs):
+            raise ShapeInferenceError(
+                f"the shape rule gives {len(outs)} outputs, the layer declares {len(layer.outputs)}", where
+            )
         for s in outs:
             _check_spec(s, context.limits, where)
-        op.static_outputs = all(s.is_static for s in outs)
-        if op.FOLDABLE and ins and all(s.value is not None for s in ins) and all(s.is_static for s in outs):
-            outs = _fold(op, ins, outs, where)
+        sig = Sig(tuple(s.dtype for s in ins), tuple(s.dtype for s in outs), all(s.is_static for s in outs))
+        if op.FOLDABLE and ins and all(s.value is not None for s in ins) and sig.static:
+            outs = _fold(op, ins, outs, sig, where)
             folded_bytes += sum(s.value.nbytes for s in outs)
             if folded_bytes > context.limits.max_total_bytes:
                 raise LimitError(
@@ -67,15 +126,16 @@ def infer_graph(graph: Graph, context: Context) -> tuple[dict[int, Op], dict[Val
                     f"{context.limits.max_total_bytes}",
                     where,
                 )
-        ops[lid] = op
+        found.ops[lid] = op
+        found.sigs[lid] = sig
         for i, s in enumerate(outs):
-            specs[(lid, i)] = s
-    return ops, specs
+            found.specs[(lid, i)] = s
+    return found
 
 
-def _fold(op: Op, ins: list[TensorSpec], outs: list[TensorSpec], where) -> list[TensorSpec]:
+def _fold(op: Op, ins: list[TensorSpec], outs: list[TensorSpec], sig: Sig, where) -> list[TensorSpec]:
     try:
-        values = op.compute([s.value for s in ins])
+        values = op.compute([s.value for s in ins], sig)
     except IRExecError as e:
         raise attach(e, where) from None
     except (ValueError, TypeError, ArithmeticError, IndexError, MemoryError) as e:

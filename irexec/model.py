@@ -85,14 +85,15 @@ def _declared_dims(dims: tuple[int, ...]) -> str:
 class Model:
     """A loaded, checked IR model. Create it with `irexec.load`."""
 
-    def __init__(self, path: str | Path, limits: Limits | None = None):
+    def __init__(self, path: str | Path, limits: Limits | None = None, allow_unsupported: bool = False):
         self.path = str(path)
         self.limits = limits or DEFAULT_LIMITS
         net = read_xml(path, self.limits)
         self.graph = build_graph(net)
         self.weights = Weights(Path(path).with_suffix(".bin"))
-        self.ops, self.specs = infer_graph(self.graph, Context(self.weights, self.limits))
-        self._plan = make_plan(self.graph, self.ops, self.specs)
+        self._found = infer_graph(self.graph, Context(self.weights, self.limits), allow_unsupported)
+        self.ops, self.specs = self._found.ops, self._found.specs
+        self._plan = make_plan(self.graph, self._found)
         self.inputs = self._input_infos()
         self.outputs = self._output_infos()
         self._feed_index = {info.name: i for i, info in enumerate(self.inputs)}
@@ -105,7 +106,18 @@ class Model:
 
     # ---- names --------------------------------------------------------------------------
     def _info(self, name: str, spec: TensorSpec) -> TensorInfo:
-        return TensorInfo(name, spec.shape, numpy_dtype(spec.dtype), spec.dtype)
+        dtype = None if spec.dtype is None else numpy_dtype(spec.dtype)
+        return TensorInfo(name, spec.shape, dtype, spec.dtype)
+
+    @property
+    def unsupported(self) -> dict[tuple[str, str], list[int]]:
+        """Layers no op implements, by (type, version) (only with `allow_unsupported`)."""
+        return self._found.unsupported
+
+    @property
+    def unchecked(self) -> dict[int, str]:
+        """Layers whose shapes could not be inferred, with the reason (only with `allow_unsupported`)."""
+        return self._found.unchecked
 
     def _input_infos(self) -> list[TensorInfo]:
         infos, seen = [], set()
@@ -157,6 +169,8 @@ class Model:
             claims = [("output", p, self.specs[(lid, i)]) for i, p in enumerate(layer.outputs)]
             claims += [("input", p, self.specs[self.graph.operands[lid][i]]) for i, p in enumerate(layer.inputs)]
             for direction, port, spec in claims:
+                if spec.dtype is None:
+                    continue  # unknown (after an unsupported layer): nothing to compare
                 found = []
                 if not compatible(port.dims, spec.shape):
                     found.append(("dims", _declared_dims(port.dims), format_shape(spec.shape)))
@@ -175,9 +189,9 @@ class Model:
         """Inputs, outputs, op histogram and weight bytes, as plain data."""
         hist = Counter(f"{lay.type}-{lay.version}" for lay in self.graph.layers.values())
         const_bytes = 0
-        for lid, layer in self.graph.layers.items():
+        for layer in self.graph.layers.values():
             if layer.type.lower() == "const":
-                const_bytes += int(self.ops[lid].attrs["size"])
+                const_bytes += int(layer.attrs.get("size", "0") or 0)
         return {
             "path": self.path,
             "name": self.graph.net.name,
@@ -189,6 +203,11 @@ class Model:
             "ops": dict(sorted(hist.items())),
             "weights_file_bytes": self.weights.size,
             "const_bytes": const_bytes,
+            "unsupported": [
+                {"type": t, "version": v, "count": len(ids), "first_layer": ids[0]}
+                for (t, v), ids in self.unsupported.items()
+            ],
+            "unchecked_layers": len(self.unchecked),
         }
 
     # ---- inference ----------------------------------------------------------------------
@@ -258,6 +277,10 @@ class Model:
 
     def infer(self, feeds) -> dict[str, np.ndarray]:
         """Run the model: feeds by input name (or a list in input order) -> {output name: array}."""
+        if self._found.unsupported:
+            from .loader import unsupported_error
+
+            raise unsupported_error(self.graph, self._found.unsupported, [])
         values = execute(self._plan, self.specs, self._feeds(feeds))
         return {info.name: v for info, v in zip(self.outputs, values)}
 
@@ -271,10 +294,14 @@ def tensor_dict(info: TensorInfo) -> dict:
     }
 
 
-def load(path: str | Path, limits: Limits | None = None) -> Model:
-    """Read, check and shape-infer the IR at `path` (its .bin beside it). Raises IRExecError only."""
+def load(path: str | Path, limits: Limits | None = None, allow_unsupported: bool = False) -> Model:
+    """Read, check and shape-infer the IR at `path` (its .bin beside it). Raises IRExecError only.
+
+    Every unsupported layer is named in one error; with `allow_unsupported=True` the model loads
+    anyway (for `validate` and `info`): layers after an unsupported one are left unchecked and
+    `infer` raises that error."""
     try:
-        return Model(path, limits)
+        return Model(path, limits, allow_unsupported)
     except IRExecError:
         raise
     except RecursionError:

@@ -570,8 +570,8 @@ def check_invariants(model, xml: bytes, bin_size: int | None) -> None:
     assert graph.results, "no Result"
     for lid, layer in graph.layers.items():
         if layer.type.lower() == "const":
-            attrs = model.ops[lid].attrs
-            off, size = int(attrs["offset"]), int(attrs["size"])
+            op = model.ops[lid]
+            off, size = op.offset, op.size
             assert bin_size is not None, f"Const {lid} accepted without a .bin"
             assert 0 <= off and off + size <= bin_size, f"Const {lid}: offset {off} + size {size} > {bin_size}"
     limits = model.limits

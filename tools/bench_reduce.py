@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from irexec.kernels.plan import reduce_array  # noqa: E402
+from irexec.kernels.reduce.plan import reduce_array  # noqa: E402
 
 PATTERNS = [(0, 1, 2, 3), (2, 3), (3,), (1,), (0,), (0, 2), (1, 3)]
 
@@ -141,7 +141,7 @@ def bench_f16_sum():
     fits float16 (max 65504); a float16 accumulator would stall at 2^-12 * 2048 = 0.5.
     Reported: the float64 accumulator's error against the exact sum of the float16 values, and
     whether the float16 result is the exact sum correctly rounded (the best any kernel can do)."""
-    from irexec.kernels.plan import accumulate
+    from irexec.kernels.reduce.plan import accumulate
 
     n = 64 * 2**20
     x = (np.random.default_rng(1).random(n, dtype=np.float32) * 2.0**-12).astype(np.float16)

@@ -1,135 +1,102 @@
-"""The Op base class: declared, typed attributes; a pure shape rule; a compute.
+"""The Op base class: typed attribute fields, a pure shape rule (`infer`) and a `compute`.
 
-Ops know no XML: they get the layer's attribute strings and convert them with the declared
-attribute kinds. Malformed known attributes are errors, never silently defaulted.
+Ops know no XML: they get the layer's attribute strings, converted with each field's declared
+kind (see `attrs`). The element types an op computes with arrive with every `compute` call as a
+`Sig` (bf16 is held in float32 arrays, so the arrays alone cannot tell); nothing is written into
+the op after it is built, so one op object serves every thread.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from ..dtypes import UnknownElementType, parse_element_type
+from ..dtypes import bits
 from ..errors import FormatError, UnsupportedDtypeError
 from ..shapes import TensorSpec
-
-_MISSING = object()
-
-
-def _bool(text: str) -> bool:
-    s = text.strip().lower()
-    if s in ("true", "1"):
-        return True
-    if s in ("false", "0"):
-        return False
-    raise ValueError("expected true/false/1/0")
-
-
-def _int(text: str) -> int:
-    s = text.strip()
-    body = s[1:] if s[:1] in "+-" else s
-    if not body or len(body) > 20 or not all("0" <= c <= "9" for c in body):
-        raise ValueError("expected an integer")
-    return int(s)
-
-
-def _ints(text: str) -> tuple[int, ...]:
-    s = text.strip()
-    if s.startswith("[") and s.endswith("]"):
-        s = s[1:-1]
-    return tuple(_int(p) for p in s.split(",")) if s.strip() else ()
-
-
-def _etype(text: str) -> str:
-    try:
-        return parse_element_type(text)
-    except UnknownElementType:
-        raise ValueError("unknown element type") from None
-
-
-KINDS: dict[str, Callable[[str], Any]] = {
-    "bool": _bool,
-    "int": _int,
-    "ints": _ints,
-    "str": str,
-    "etype": _etype,
-}
+from .attrs import Attr
 
 
 @dataclass(frozen=True)
-class Attr:
-    kind: str
-    default: Any = _MISSING
+class Sig:
+    """A layer's operand and result element types, as shape inference found them, and whether
+    every result shape was static at load (then already checked against the limits)."""
 
-    @property
-    def required(self) -> bool:
-        return self.default is _MISSING
+    ins: tuple[str, ...]
+    outs: tuple[str, ...]
+    static: bool = False
+
+
+def _count_text(lo: int, hi: int | None) -> str:
+    if lo == hi:
+        return str(lo)
+    return f"{lo} to {'any number' if hi is None else hi}"
 
 
 class Op:
-    """One layer. Subclasses set TYPE, VERSIONS, ATTRS, INPUTS and implement infer / compute."""
+    """One layer. Subclasses set TYPE, VERSIONS, INPUTS, OUTPUTS, declare attributes as
+    `Attr` fields, and implement `infer` (specs -> specs) and `compute` (arrays -> arrays)."""
 
     TYPE = ""
     VERSIONS: tuple = ()
-    ATTRS: dict[str, Attr] = {}
     INPUTS: tuple[int, int | None] = (1, 1)  # min and max operand count (None = any)
-    OUTPUTS = 1
+    OUTPUTS: int | tuple[int, int | None] = 1  # exact count, or (min, max)
     FOLDABLE = True  # may be computed at load when every input is constant
     SAME_SHAPE = False  # output 0 has input 0's dims (interval bounds carry over)
-    # Element types of the operands and results, set by shape inference before any compute
-    # (bf16 is held as float32, so the arrays alone cannot tell).
-    in_types: tuple[str, ...] = ()
-    out_types: tuple[str, ...] = ()
-    static_outputs = False  # every output shape static (and checked against the limits) at load
+    ATTRS: dict[str, Attr] = {}  # field name -> Attr, collected from the class and its bases
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        attrs: dict[str, Attr] = {}
+        for klass in reversed(cls.__mro__):
+            for name, value in vars(klass).items():
+                if isinstance(value, Attr):
+                    attrs[name] = value
+        cls.ATTRS = attrs
 
     def __init__(self, layer, context=None):
         self.layer = layer
         self.where = layer.where
         self.context = context
-        self.attrs = self._parse_attrs(layer.attrs)
+        for name, spec in self.ATTRS.items():
+            setattr(self, name, self._parse_attr(spec, layer.attrs.get(spec.xml)))
         n = len(layer.inputs)
         lo, hi = self.INPUTS
         if n < lo or (hi is not None and n > hi):
-            want = f"{lo}" if lo == hi else f"{lo} to {'any number' if hi is None else hi}"
-            raise FormatError(f"has {n} input ports, expected {want}", self.where)
-        if len(layer.outputs) != self.OUTPUTS:
-            raise FormatError(
-                f"has {len(layer.outputs)} output ports, expected {self.OUTPUTS}", self.where
-            )
+            raise FormatError(f"has {n} input ports, expected {_count_text(lo, hi)}", self.where)
+        lo, hi = (self.OUTPUTS, self.OUTPUTS) if isinstance(self.OUTPUTS, int) else self.OUTPUTS
+        m = len(layer.outputs)
+        if m < lo or (hi is not None and m > hi):
+            raise FormatError(f"has {m} output ports, expected {_count_text(lo, hi)}", self.where)
 
-    def _parse_attrs(self, raw: dict) -> dict:
-        out = {}
-        for name, spec in self.ATTRS.items():
-            text = raw.get(name)
-            if text is None:
-                if spec.required:
-                    raise FormatError(f"missing attribute {name!r}", self.where)
-                out[name] = spec.default
-                continue
-            try:
-                out[name] = KINDS[spec.kind](text)
-            except ValueError as e:
-                raise FormatError(f"attribute {name}={text!r} is malformed ({e})", self.where) from None
-        return out
+    def _parse_attr(self, spec: Attr, text: str | None):
+        if text is None:
+            if spec.required:
+                raise FormatError(f"missing attribute {spec.xml!r}", self.where)
+            return spec.default
+        try:
+            return spec.parse(text)
+        except ValueError as e:
+            raise FormatError(f"attribute {spec.xml}={text!r} is malformed ({e})", self.where) from None
+
+    def attr_values(self) -> dict:
+        """The parsed attributes by XML name (for reports and debugging)."""
+        return {spec.xml: getattr(self, name) for name, spec in self.ATTRS.items()}
 
     # The shape rule: specs in, specs out. Pure: no arrays touched except constant values.
     def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         raise NotImplementedError
 
-    def compute(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         raise NotImplementedError
 
     # helpers for subclasses
-    def check_output(self, shape, et: str) -> None:
+    def check_output(self, shape, et: str, sig: Sig) -> None:
         """Refuse, before allocating, an output whose size is only known at run time (a static
         output was checked at load)."""
-        if self.static_outputs:
+        if sig.static:
             return
-        from ..dtypes import bits
-
         self.context.limits.check_tensor(shape, bits(et) / 8, "output", self.where)
 
     def require_dtype(self, spec: TensorSpec, allowed, what: str = "input") -> None:
@@ -139,3 +106,18 @@ class Op:
                 f"(accepts {', '.join(sorted(allowed))})",
                 self.where,
             )
+
+    def require_same_dtype(self, inputs: list[TensorSpec], which=None) -> str:
+        """All the listed operands (default: all) share one element type; returns it."""
+        idx = range(len(inputs)) if which is None else which
+        first = None
+        for i in idx:
+            et = inputs[i].dtype
+            if first is None:
+                first = (i, et)
+            elif et != first[1]:
+                raise FormatError(
+                    f"input {i} has element type {et}, input {first[0]} has {first[1]}; they must match",
+                    self.where,
+                )
+        return first[1] if first else ""

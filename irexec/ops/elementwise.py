@@ -1,5 +1,6 @@
-"""Element-wise glue ops with OpenVINO semantics: binary arithmetic with numpy broadcasting
-(Add Subtract Multiply Divide Maximum Minimum Power) and unary math (Abs Exp Log Sqrt Negative).
+"""Element-wise ops with OpenVINO semantics: binary arithmetic with numpy broadcasting
+(Add Subtract Multiply Divide Maximum Minimum Power), unary math (Abs Exp Log Sqrt Negative), and
+the ONNX-semantics variadic `Mean` (one fused broadcasting pass, float64 accumulation).
 
 Integers wrap on overflow as in C; integer Divide is floor division when `m_pythondiv` is true
 (the default) and truncation otherwise; division of an integer by zero is an error, never a value.
@@ -10,10 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dtypes import NUMERIC_TYPES, cast, numpy_dtype, round_bf16
+from ..dtypes import FLOAT_TYPES, NUMERIC_TYPES, cast, numpy_dtype, round_bf16
 from ..errors import ExecutionError, FormatError
+from ..kernels.reduce import mean_broadcast
 from ..shapes import TensorSpec, broadcast_shapes, format_shape
-from .base import Attr, Op
+from .attrs import Attr
+from .base import Op
 from .registry import register
 
 
@@ -29,22 +32,15 @@ class Binary(Op):
 
     VERSIONS = (1,)
     INPUTS = (2, 2)
-    ATTRS = {"auto_broadcast": Attr("str", "numpy")}
+    auto_broadcast = Attr("str", "numpy", choices=("numpy", "none"))
     DTYPES = NUMERIC_TYPES
-
-    def __init__(self, layer, context=None):
-        super().__init__(layer, context)
-        mode = self.attrs["auto_broadcast"].strip().lower()
-        if mode not in ("numpy", "none"):
-            raise FormatError(f"auto_broadcast={mode!r} is not supported (numpy, none)", self.where)
-        self.mode = mode
 
     def infer(self, inputs):
         a, b = inputs
         self.require_dtype(a, self.DTYPES, "input 0")
         if b.dtype != a.dtype:
             raise FormatError(f"operands have element types {a.dtype} and {b.dtype}; they must match", self.where)
-        if self.mode == "none" and a.shape is not None and b.shape is not None:
+        if self.auto_broadcast == "none" and a.shape is not None and b.shape is not None:
             if len(a.shape) != len(b.shape) or any(
                 x is not None and y is not None and x != y for x, y in zip(a.shape, b.shape)
             ):
@@ -55,11 +51,11 @@ class Binary(Op):
                 )
         return [TensorSpec(a.dtype, broadcast_shapes([a.shape, b.shape]))]
 
-    def compute(self, inputs):
+    def compute(self, inputs, sig):
         a, b = inputs
-        self.check_output(np.broadcast_shapes(a.shape, b.shape), self.out_types[0])
+        self.check_output(np.broadcast_shapes(a.shape, b.shape), sig.outs[0], sig)
         with np.errstate(all="ignore"):
-            return [_finish(np.asarray(self.fn(a, b)), self.out_types[0])]
+            return [_finish(np.asarray(self.fn(a, b)), sig.outs[0])]
 
 
 def _binary(type_name: str, fn):
@@ -80,22 +76,22 @@ class Divide(Binary):
     """OpenVINO Divide-1; integers: floor division (m_pythondiv=true) or truncation."""
 
     TYPE = "Divide"
-    ATTRS = {"auto_broadcast": Attr("str", "numpy"), "m_pythondiv": Attr("bool", True)}
+    m_pythondiv = Attr("bool", True)
 
-    def compute(self, inputs):
+    def compute(self, inputs, sig):
         a, b = inputs
-        self.check_output(np.broadcast_shapes(a.shape, b.shape), self.out_types[0])
+        self.check_output(np.broadcast_shapes(a.shape, b.shape), sig.outs[0], sig)
         if a.dtype.kind in "iu":
             if np.any(b == 0):
                 raise ExecutionError("integer division by zero", self.where)
             with np.errstate(all="ignore"):
-                if self.attrs["m_pythondiv"]:
+                if self.m_pythondiv:
                     return [np.floor_divide(a, b)]
                 q = np.abs(a.astype(np.int64)) // np.abs(b.astype(np.int64))
                 neg = (a < 0) != (b < 0)
                 return [np.where(neg, -q, q).astype(a.dtype)]
         with np.errstate(all="ignore"):
-            return [_finish(np.asarray(np.divide(a, b)), self.out_types[0])]
+            return [_finish(np.asarray(np.divide(a, b)), sig.outs[0])]
 
 
 @register
@@ -104,16 +100,16 @@ class Power(Binary):
 
     TYPE = "Power"
 
-    def compute(self, inputs):
+    def compute(self, inputs, sig):
         a, b = inputs
-        self.check_output(np.broadcast_shapes(a.shape, b.shape), self.out_types[0])
+        self.check_output(np.broadcast_shapes(a.shape, b.shape), sig.outs[0], sig)
         if a.dtype.kind in "iu":
             if np.any(b < 0):
                 with np.errstate(all="ignore"):
                     r = np.trunc(np.power(a.astype(np.float64), b.astype(np.float64)))
-                return [cast(r, self.out_types[0])]
+                return [cast(r, sig.outs[0])]
         with np.errstate(all="ignore"):
-            return [_finish(np.asarray(np.power(a, b)), self.out_types[0])]
+            return [_finish(np.asarray(np.power(a, b)), sig.outs[0])]
 
 
 class Unary(Op):
@@ -126,12 +122,12 @@ class Unary(Op):
         self.require_dtype(inputs[0], self.DTYPES)
         return [TensorSpec(inputs[0].dtype, inputs[0].shape)]
 
-    def compute(self, inputs):
+    def compute(self, inputs, sig):
         (x,) = inputs
         if self.FLOAT_MATH and x.dtype.kind in "iu":
             x = x.astype(np.float64)
         with np.errstate(all="ignore"):
-            return [_finish(np.asarray(self.fn(x)), self.out_types[0])]
+            return [_finish(np.asarray(self.fn(x)), sig.outs[0])]
 
 
 def _unary(type_name: str, fn, float_math: bool):
@@ -145,3 +141,22 @@ Negative = _unary("Negative", np.negative, False)
 Exp = _unary("Exp", np.exp, True)
 Log = _unary("Log", np.log, True)
 Sqrt = _unary("Sqrt", np.sqrt, True)
+
+
+@register
+class Mean(Op):
+    """ONNX Mean-13: element-wise mean of 1..N inputs with numpy broadcasting, float types only."""
+
+    TYPE = "Mean"
+    VERSIONS = ("onnx",)
+    INPUTS = (1, None)
+
+    def infer(self, inputs):
+        for i, spec in enumerate(inputs):
+            self.require_dtype(spec, FLOAT_TYPES, f"input {i}")
+        et = self.require_same_dtype(inputs)
+        return [TensorSpec(et, broadcast_shapes([s.shape for s in inputs]))]
+
+    def compute(self, inputs, sig):
+        self.check_output(np.broadcast_shapes(*(x.shape for x in inputs)), sig.outs[0], sig)
+        return [mean_broadcast(list(inputs), sig.outs[0])]

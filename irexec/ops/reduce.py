@@ -1,85 +1,164 @@
-"""The OpenVINO reduction family (opset1 Reduce{Mean,Sum,Prod,Max,Min,LogicalAnd,LogicalOr}, opset4
-Reduce{L1,L2}): one base class holding the axes rule, one small subclass per op.
+"""The reduction family, both dialects, one kind record each (`kernels.reduce.kinds`).
 
-SPEC §2.1: negative axes + rank, duplicates once, empty axes = identity; axes from a runtime
-input give partially dynamic shapes at load and the real shape at run time.
+OpenVINO (SPEC §2.1): opset1 Reduce{Mean,Sum,Prod,Max,Min,LogicalAnd,LogicalOr}, opset4
+Reduce{L1,L2}; `keep_dims`; negative axes + rank, duplicates once, empty axes = identity (L1/L2
+keep their |x|); axes from a runtime input give partially dynamic shapes at load.
+
+ONNX semantics, version="onnx" (SPEC §2.2): the ONNX Reduce* family with `keepdims`,
+`noop_with_empty_axes` and axes from the attribute (ONNX <= 17), input 1 (ONNX 18) or absent.
+No/empty axes reduce everything unless noop_with_empty_axes=1: then nothing is reduced but the
+op's elementwise step still applies (ReduceLogSum takes the log, ReduceSumSquare squares...).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..dtypes import COMPUTE_TYPES, INT_TYPES, SUB_BYTE_TYPES
-from ..errors import ShapeInferenceError, UnsupportedDtypeError
-from ..kernels.plan import reduce_array
+from ..dtypes import INT_TYPES, SUB_BYTE_TYPES
+from ..errors import FormatError, ShapeInferenceError, UnsupportedDtypeError
+from ..kernels.reduce import KINDS, ReduceKind, reduce_array
 from ..shapes import TensorSpec, normalize_axes
-from .base import Attr, Op
+from .attrs import Attr
+from .base import Op
 from .registry import register
 
 AXES_TYPES = INT_TYPES - SUB_BYTE_TYPES
+ONNX_TYPES = frozenset({"bf16", "f16", "f32", "f64", "i32", "i64", "u32", "u64"})
+ONNX_MINMAX_TYPES = ONNX_TYPES | {"boolean", "i8", "u8"}
 
 
 def reduced_shape(shape, axes, keep_dims: bool):
     return tuple(1 if i in axes else d for i, d in enumerate(shape) if keep_dims or i not in axes)
 
 
-class ReduceBase(Op):
-    """Shared axes logic for the OpenVINO reductions; subclasses set OP and DTYPES."""
+def check_axes_spec(op: Op, axes: TensorSpec) -> None:
+    if axes.dtype not in AXES_TYPES:
+        raise UnsupportedDtypeError(f"axes have element type {axes.dtype}; an integer type is required", op.where)
+    if axes.rank is not None and axes.rank > 1:
+        raise ShapeInferenceError(f"axes must be a scalar or 1-D, got rank {axes.rank}", op.where)
 
-    OP = ""
-    DTYPES = COMPUTE_TYPES
+
+def runtime_axes_shape(data: TensorSpec, axes: TensorSpec, keep: bool) -> TensorSpec:
+    """The output spec when the axes are only known at run time (SPEC §2.1)."""
+    if data.shape is None:
+        return TensorSpec(data.dtype, None)
+    if keep:
+        return TensorSpec(data.dtype, (None,) * len(data.shape))
+    if axes.shape is not None and axes.shape in ((), (1,)) and len(data.shape) >= 1:
+        return TensorSpec(data.dtype, (None,) * (len(data.shape) - 1))
+    return TensorSpec(data.dtype, None)
+
+
+class ReduceBase(Op):
+    """OpenVINO reductions: subclasses set TYPE, KIND and VERSIONS."""
+
+    KIND: ReduceKind = KINDS["sum"]
     VERSIONS = (1,)
     INPUTS = (2, 2)
-    ATTRS = {"keep_dims": Attr("bool", False)}
-
-    def check_axes_spec(self, axes: TensorSpec) -> None:
-        if axes.dtype not in AXES_TYPES:
-            raise UnsupportedDtypeError(f"axes have element type {axes.dtype}; an integer type is required", self.where)
-        if axes.rank is not None and axes.rank > 1:
-            raise ShapeInferenceError(f"axes must be a scalar or 1-D, got rank {axes.rank}", self.where)
+    keep_dims = Attr("bool", False)
 
     def infer(self, inputs):
         data, axes = inputs
-        self.require_dtype(data, self.DTYPES, "data")
-        self.check_axes_spec(axes)
-        keep = self.attrs["keep_dims"]
-        if axes.value is not None:
-            if data.shape is None:
-                return [TensorSpec(data.dtype, None)]
-            norm = normalize_axes(axes.value, len(data.shape))
-            if not norm:
-                return [TensorSpec(data.dtype, data.shape)]
-            return [TensorSpec(data.dtype, reduced_shape(data.shape, norm, keep))]
+        self.require_dtype(data, self.KIND.dtypes, "data")
+        check_axes_spec(self, axes)
+        if axes.value is None:
+            return [runtime_axes_shape(data, axes, self.keep_dims)]
         if data.shape is None:
             return [TensorSpec(data.dtype, None)]
-        if keep:
-            return [TensorSpec(data.dtype, (None,) * len(data.shape))]
-        if axes.shape is not None and (axes.shape == () or axes.shape == (1,)) and len(data.shape) >= 1:
-            return [TensorSpec(data.dtype, (None,) * (len(data.shape) - 1))]
-        return [TensorSpec(data.dtype, None)]
+        norm = normalize_axes(axes.value, len(data.shape))
+        if not norm:
+            return [TensorSpec(data.dtype, data.shape)]
+        return [TensorSpec(data.dtype, reduced_shape(data.shape, norm, self.keep_dims))]
 
-    def compute(self, inputs):
+    def compute(self, inputs, sig):
         data, axes = inputs
         norm = normalize_axes(axes, data.ndim)
         if not norm:
             # Nothing to reduce: the identity, but L1 and L2 still take |x| (OpenVINO's
             # reference and CPU plugin do; so does the ONNX form).
-            return [np.abs(data) if self.OP in ("l1", "l2") else data]
-        return [reduce_array(data, norm, self.OP, self.attrs["keep_dims"], self.in_types[0])]
+            return [np.abs(data) if self.KIND.name in ("l1", "l2") else data]
+        return [reduce_array(data, norm, self.KIND, self.keep_dims, sig.ins[0])]
 
 
-def _make(type_name: str, op: str, versions=(1,), dtypes=COMPUTE_TYPES):
-    cls = type(type_name, (ReduceBase,), {"TYPE": type_name, "OP": op, "VERSIONS": versions, "DTYPES": dtypes})
-    cls.__doc__ = f"OpenVINO {type_name}: the {op} of data over axes."
+class OnnxReduceBase(Op):
+    """ONNX-semantics reductions: subclasses set TYPE, KIND and DTYPES."""
+
+    KIND: ReduceKind = KINDS["sum"]
+    DTYPES = ONNX_TYPES
+    VERSIONS = ("onnx",)
+    INPUTS = (1, 2)
+    keepdims = Attr("int", 1)
+    noop_with_empty_axes = Attr("int", 0)
+    axes = Attr("ints", None)
+
+    def __init__(self, layer, context=None):
+        super().__init__(layer, context)
+        for name in ("keepdims", "noop_with_empty_axes"):
+            if getattr(self, name) not in (0, 1):
+                raise FormatError(f"attribute {name}={getattr(self, name)} must be 0 or 1", self.where)
+        if self.axes is not None and len(layer.inputs) == 2:
+            raise FormatError("axes are given both as an attribute and as input 1", self.where)
+
+    def _axes(self, data_rank: int, axes_value) -> tuple[int, ...] | None:
+        """Normalized axes to reduce; None means the identity (noop with empty axes)."""
+        if axes_value is None or np.asarray(axes_value).size == 0:
+            if self.noop_with_empty_axes:
+                return None
+            return tuple(range(data_rank))
+        return normalize_axes(axes_value, data_rank)
+
+    def infer(self, inputs):
+        data = inputs[0]
+        self.require_dtype(data, self.DTYPES, "data")
+        keep = bool(self.keepdims)
+        if len(inputs) == 2:
+            check_axes_spec(self, inputs[1])
+            if inputs[1].value is None:
+                return [runtime_axes_shape(data, inputs[1], keep)]
+            axes_value = inputs[1].value
+        else:
+            axes_value = self.axes
+        if data.shape is None:
+            return [TensorSpec(data.dtype, None)]
+        axes = self._axes(len(data.shape), axes_value)
+        if axes is None:
+            return [TensorSpec(data.dtype, data.shape)]
+        return [TensorSpec(data.dtype, reduced_shape(data.shape, axes, keep))]
+
+    def compute(self, inputs, sig):
+        data = inputs[0]
+        axes_value = inputs[1] if len(inputs) == 2 else self.axes
+        axes = self._axes(data.ndim, axes_value)
+        if axes is None and self.KIND.is_pure:
+            return [data]  # noop_with_empty_axes: nothing to reduce, no elementwise step
+        return [reduce_array(data, axes or (), self.KIND, bool(self.keepdims), sig.ins[0])]
+
+
+def _make(base, type_name: str, kind: str, **extra):
+    cls = type(type_name, (base,), {"TYPE": type_name, "KIND": KINDS[kind], **extra})
+    dialect = "ONNX-semantics" if base is OnnxReduceBase else "OpenVINO"
+    cls.__doc__ = f"{dialect} {type_name}: the {kind} of data over axes."
+    cls.__qualname__ = cls.__name__ = ("Onnx" if base is OnnxReduceBase else "") + type_name
     return register(cls)
 
 
-ReduceSum = _make("ReduceSum", "sum")
-ReduceMean = _make("ReduceMean", "mean")
-ReduceProd = _make("ReduceProd", "prod")
-ReduceMax = _make("ReduceMax", "max")
-ReduceMin = _make("ReduceMin", "min")
-ReduceL1 = _make("ReduceL1", "l1", versions=(4,))
-ReduceL2 = _make("ReduceL2", "l2", versions=(4,))
-ReduceLogicalAnd = _make("ReduceLogicalAnd", "and", dtypes=frozenset({"boolean"}))
-ReduceLogicalOr = _make("ReduceLogicalOr", "or", dtypes=frozenset({"boolean"}))
+ReduceSum = _make(ReduceBase, "ReduceSum", "sum")
+ReduceMean = _make(ReduceBase, "ReduceMean", "mean")
+ReduceProd = _make(ReduceBase, "ReduceProd", "prod")
+ReduceMax = _make(ReduceBase, "ReduceMax", "max")
+ReduceMin = _make(ReduceBase, "ReduceMin", "min")
+ReduceL1 = _make(ReduceBase, "ReduceL1", "l1", VERSIONS=(4,))
+ReduceL2 = _make(ReduceBase, "ReduceL2", "l2", VERSIONS=(4,))
+ReduceLogicalAnd = _make(ReduceBase, "ReduceLogicalAnd", "and")
+ReduceLogicalOr = _make(ReduceBase, "ReduceLogicalOr", "or")
+
+OnnxReduceSum = _make(OnnxReduceBase, "ReduceSum", "sum")
+OnnxReduceMean = _make(OnnxReduceBase, "ReduceMean", "mean")
+OnnxReduceProd = _make(OnnxReduceBase, "ReduceProd", "prod")
+OnnxReduceMax = _make(OnnxReduceBase, "ReduceMax", "max", DTYPES=ONNX_MINMAX_TYPES)
+OnnxReduceMin = _make(OnnxReduceBase, "ReduceMin", "min", DTYPES=ONNX_MINMAX_TYPES)
+OnnxReduceL1 = _make(OnnxReduceBase, "ReduceL1", "l1")
+OnnxReduceL2 = _make(OnnxReduceBase, "ReduceL2", "l2")
+OnnxReduceLogSum = _make(OnnxReduceBase, "ReduceLogSum", "logsum")
+OnnxReduceLogSumExp = _make(OnnxReduceBase, "ReduceLogSumExp", "logsumexp")
+OnnxReduceSumSquare = _make(OnnxReduceBase, "ReduceSumSquare", "sumsq")

@@ -1,7 +1,8 @@
 """The op registry: @register by (type, version); lookup takes the newest opset not above the asked one.
 
-Type names match case-insensitively, as OpenVINO does. Versions are `opsetN` (an integer order)
-or `onnx` (the ONNX-semantics layers, matched exactly).
+Type names match case-insensitively, as OpenVINO does. Versions are `opsetN` (an integer order,
+at most the newest opset OpenVINO defines: a higher one is refused, not run as an older one) or
+`onnx` (the ONNX-semantics layers, matched exactly).
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from __future__ import annotations
 import re
 
 from ..errors import UnsupportedOpError, Where
+
+# The newest opset OpenVINO defines (opset17 in OpenVINO 2026.4); SPEC §2.
+MAX_OPSET = 17
 
 _REGISTRY: dict[str, dict[int | str, type]] = {}
 _OPSET = re.compile(r"opset([0-9]{1,4})\Z")
@@ -18,6 +22,8 @@ def register(cls):
     """Class decorator: register an Op subclass under its TYPE and every entry of VERSIONS."""
     table = _REGISTRY.setdefault(cls.TYPE.lower(), {})
     for v in cls.VERSIONS:
+        if v in table:
+            raise RuntimeError(f"{cls.TYPE} version {v} registered twice")
         table[v] = cls
     return cls
 
@@ -31,13 +37,15 @@ def parse_version(text: str) -> int | str | None:
 
 
 def lookup(type_name: str, version: str, where: Where | None = None) -> type:
+    """The op class for a layer's (type, version), or UnsupportedOpError."""
+    v = parse_version(version)
+    if isinstance(v, int) and v > MAX_OPSET:
+        raise UnsupportedOpError(
+            f"version {version!r} is above opset{MAX_OPSET}, the newest opset OpenVINO defines", where
+        )
     table = _REGISTRY.get(type_name.lower())
     if table is None:
-        raise UnsupportedOpError(
-            f"layer type {type_name!r} is not supported; supported types: {', '.join(supported_types())}",
-            where,
-        )
-    v = parse_version(version)
+        raise UnsupportedOpError(f"layer type {type_name!r} is not supported", where)
     cls = None
     if v == "onnx":
         cls = table.get("onnx")
@@ -46,9 +54,7 @@ def lookup(type_name: str, version: str, where: Where | None = None) -> type:
         cls = table[max(older)] if older else None
     if cls is None:
         have = ", ".join(f"opset{k}" if isinstance(k, int) else k for k in sorted(table, key=str))
-        raise UnsupportedOpError(
-            f"{type_name} version {version!r} is not supported (registered: {have})", where
-        )
+        raise UnsupportedOpError(f"{type_name} version {version!r} is not supported (registered: {have})", where)
     return cls
 
 
@@ -57,7 +63,7 @@ def supported_types() -> list[str]:
 
 
 def supported() -> list[tuple[str, str]]:
-    """(type, version) of every registered implementation, for docs and `irexec info`."""
+    """(type, version) of every registered implementation, for docs, tests and `irexec info`."""
     out = []
     for table in _REGISTRY.values():
         for v, cls in table.items():

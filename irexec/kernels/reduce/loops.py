@@ -31,8 +31,7 @@ from numba import prange
 from numba.core import types
 from numba.core.extending import intrinsic
 
-ADD, ADD_ABS, ADD_SQ, MUL, MAX, MIN = range(6)
-NONE, DIVIDE, SQRT, LOG = range(4)
+from .kinds import ADD, ADD_ABS, ADD_SQ, DIVIDE, LOG, MAX, MIN, MUL, NONE, SQRT  # noqa: F401
 
 # reassoc lets LLVM vectorize the sums; no 'nnan'/'ninf': NaN and inf must propagate.
 _FM = {"reassoc", "contract", "nsz", "arcp"}

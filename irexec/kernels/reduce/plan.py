@@ -15,48 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import config
-from ..dtypes import numpy_dtype, round_bf16
-
-# op -> (first step, combine step); codes as in kernels.reduce, repeated to keep numba unimported
-_ADD, _ADD_ABS, _ADD_SQ, _MUL, _MAX, _MIN = range(6)
-_STEPS = {
-    "sum": (_ADD, _ADD),
-    "mean": (_ADD, _ADD),
-    "prod": (_MUL, _MUL),
-    "max": (_MAX, _MAX),
-    "min": (_MIN, _MIN),
-    "l1": (_ADD_ABS, _ADD),
-    "l2": (_ADD_SQ, _ADD),
-    "sumsq": (_ADD_SQ, _ADD),
-    "logsum": (_ADD, _ADD),
-    "and": (_MIN, _MIN),
-    "or": (_MAX, _MAX),
-}
-OPS = tuple(_STEPS) + ("logsumexp",)
-
-
-def empty_value(op: str, et: str):
-    """The value of a reduction over an empty set (SPEC §2.1 table)."""
-    dt = numpy_dtype(et)
-    is_float = dt.kind == "f"
-    if op in ("sum", "l1", "l2", "sumsq"):
-        return 0
-    if op == "mean":
-        return np.nan if is_float else 0
-    if op == "prod":
-        return 1
-    if op in ("logsum", "logsumexp"):
-        return -np.inf if is_float else 0
-    if op == "and":
-        return True
-    if op == "or":
-        return False
-    if dt.kind == "b":
-        return op == "min"
-    if op == "max":
-        return -np.inf if is_float else np.iinfo(dt).min
-    return np.inf if is_float else np.iinfo(dt).max
+from ... import config
+from ...dtypes import numpy_dtype, round_bf16
+from .kinds import ADD as _ADD
+from .kinds import ADD_ABS as _ADD_ABS
+from .kinds import ADD_SQ as _ADD_SQ
+from .kinds import DIVIDE, KINDS, LOG, SQRT, ReduceKind
+from .kinds import MAX as _MAX
+from .kinds import MIN as _MIN
+from .kinds import MUL as _MUL
 
 
 def _acc_dtype(x: np.ndarray) -> tuple[np.ndarray, np.dtype]:
@@ -129,10 +96,6 @@ def _combine(part: np.ndarray, code: int) -> np.ndarray:
     return part.sum(axis=2)
 
 
-# Epilogues the kernels apply themselves when the output is float32 or float64.
-_EPILOGUE = {"mean": 1, "l2": 2, "logsum": 3}  # kernels.reduce DIVIDE, SQRT, LOG
-
-
 @dataclass(frozen=True)
 class Fused:
     """What the kernels finish themselves: the output dtype, epilogue code and reduced count."""
@@ -144,7 +107,7 @@ class Fused:
 
 def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, fused: Fused | None):
     """One kernel pass. Returns (values, finished): finished values have the output type."""
-    from . import reduce as k
+    from . import loops as k
 
     a, b, c, d, e = dims
     outputs = a * c * (1 if e == 1 else math.ceil(e / k.TILE))
@@ -271,40 +234,42 @@ def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int, f
     return _run5(values, (1, 1, values.size // (k * e), k, e), combine, combine, acc_dt, fused)
 
 
-def _finish(acc: np.ndarray, op: str, count: int, et: str) -> np.ndarray:
-    """Epilogue: mean's division, L2's sqrt, LogSum's log, then one cast to the output type."""
+def _finish(acc: np.ndarray, finish: int, count: int, et: str) -> np.ndarray:
+    """Epilogue: Mean's division, L2's sqrt, LogSum's log, then one cast to the output type."""
     out_dt = numpy_dtype(et)
     if out_dt.kind == "f":
         with np.errstate(all="ignore"):
-            if op == "mean":
+            if finish == DIVIDE:
                 acc = acc / count
-            elif op == "l2":
+            elif finish == SQRT:
                 acc = np.sqrt(acc)
-            elif op == "logsum":
+            elif finish == LOG:
                 acc = np.log(acc)
             if et == "bf16":
                 return round_bf16(acc.astype(np.float32))
             return acc.astype(out_dt)
     if out_dt.kind == "b":
         return acc != 0
-    if op == "mean":
+    if finish == DIVIDE:
         if acc.dtype == np.uint64:
             acc = acc // np.uint64(count)
         else:
             q = np.abs(acc) // count
             acc = np.where(acc < 0, -q, q)
-    elif op == "l2":
+    elif finish == SQRT:
         with np.errstate(all="ignore"):
             acc = np.trunc(np.sqrt(acc.astype(np.float64)))
-    elif op == "logsum":
+    elif finish == LOG:
         with np.errstate(all="ignore"):
             acc = np.trunc(np.log(acc.astype(np.float64)))
     with np.errstate(all="ignore"):
         return acc.astype(out_dt)
 
 
-def reduce_array(x: np.ndarray, axes: tuple[int, ...], op: str, keep_dims: bool, et: str) -> np.ndarray:
+def reduce_array(x: np.ndarray, axes: tuple[int, ...], kind: ReduceKind | str, keep_dims: bool, et: str) -> np.ndarray:
     """Reduce `x` (storage dtype of element type `et`) over normalized, sorted, unique `axes`."""
+    if isinstance(kind, str):
+        kind = KINDS[kind]
     shape = x.shape
     out_shape = tuple(1 if i in axes else n for i, n in enumerate(shape) if keep_dims or i not in axes)
     count = math.prod(shape[a] for a in axes)
@@ -312,17 +277,16 @@ def reduce_array(x: np.ndarray, axes: tuple[int, ...], op: str, keep_dims: bool,
     if math.prod(out_shape) == 0:
         return np.empty(out_shape, out_dt)
     if count == 0:
-        return np.full(out_shape, empty_value(op, et), out_dt)
-    if op == "logsumexp":
+        return np.full(out_shape, kind.empty(et), out_dt)
+    if kind.name == "logsumexp":
         return _logsumexp(x, axes, et).reshape(out_shape)
-    first, combine = _STEPS[op]
     fused = None
-    if et in ("f32", "f64") and op in _STEPS:
-        fused = Fused(out_dt, _EPILOGUE.get(op, 0), count)
-    values, finished = accumulate(x, axes, first, combine, fused)
+    if et in ("f32", "f64"):
+        fused = Fused(out_dt, kind.finish, count)
+    values, finished = accumulate(x, axes, kind.first, kind.combine, fused)
     if finished:
         return values.reshape(out_shape)
-    return _finish(values, op, count, et).reshape(out_shape)
+    return _finish(values, kind.finish, count, et).reshape(out_shape)
 
 
 def _logsumexp(x: np.ndarray, axes: tuple[int, ...], et: str) -> np.ndarray:
@@ -336,7 +300,7 @@ def _logsumexp(x: np.ndarray, axes: tuple[int, ...], et: str) -> np.ndarray:
         s = accumulate(t, axes, _ADD, _ADD)[0].reshape(kept)
         acc = (np.log(s) + shift).reshape(-1)
     if numpy_dtype(et).kind == "f":
-        return _finish(acc, "sum", 1, et)
+        return _finish(acc, 0, 1, et)
     with np.errstate(all="ignore"):
         return np.trunc(acc).astype(numpy_dtype(et))
 
@@ -382,8 +346,8 @@ def mean_broadcast(xs: list[np.ndarray], et: str) -> np.ndarray:
             for x in xs:
                 acc += x
             acc /= len(xs)
-        return _finish(acc, "sum", 1, et).reshape(out_shape)
-    from . import reduce as k
+        return _finish(acc, 0, 1, et).reshape(out_shape)
+    from . import loops as k
 
     inner = dims[-1]
     outer_dims = dims[:-1]

@@ -1,0 +1,8 @@
+"""The reduction kernels: `kinds` (one record per reduction kind), `plan` (axes -> canonical
+groups -> kernel passes, in plain Python), `loops` (the @njit kernels; importing it imports numba).
+"""
+
+from .kinds import KINDS, ReduceKind
+from .plan import mean_broadcast, reduce_array
+
+__all__ = ["KINDS", "ReduceKind", "mean_broadcast", "reduce_array"]
