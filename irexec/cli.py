@@ -181,8 +181,19 @@ def _fmt(x) -> str:
     return f"{x:.6g}" if isinstance(x, float) else str(x)
 
 
+def _warn_dangling(model: Model) -> None:
+    if model.graph.dangling:
+        e = model.graph.dangling[0]
+        print(
+            f"irexec: warning: {len(model.graph.dangling)} edge(s) name a layer id that does not exist and were "
+            f"ignored, as OpenVINO does (first at line {e.line}); `irexec validate` lists them",
+            file=sys.stderr,
+        )
+
+
 def cmd_run(args) -> int:
     model = _load(args)
+    _warn_dangling(model)
     feeds = _gather_feeds(model, args.input or [], args.seed)
     t0 = time.perf_counter()
     outputs = model.infer(feeds)
@@ -209,6 +220,8 @@ def cmd_validate(args) -> int:
             print(issue)
         for lay in report.unused:
             print(f"unused: layer id={lay.id} name={lay.name!r} {lay.type}-{lay.version} line {lay.line}")
+        for note in report.notes:
+            print(f"note: {note} (OpenVINO's f16 weight decompression: not a mismatch)")
         for line in _unsupported_lines(model):
             print(line)
         n = len(report.layers)
@@ -228,6 +241,7 @@ def cmd_validate(args) -> int:
             "model": args.model,
             "ok": report.ok,
             "issues": [i.to_dict() for i in report.issues],
+            "notes": [i.to_dict() for i in report.notes],
             "unused": [{"id": u.id, "name": u.name, "type": u.type, "version": u.version} for u in report.unused],
             "layers": len(report.layers),
             "unsupported": model.info()["unsupported"],
@@ -255,7 +269,9 @@ def cmd_info(args) -> int:
             for t in rows:
                 d = tensor_dict(t)
                 shape = "[...]" if d["shape"] is None else "[" + ",".join("?" if x is None else str(x) for x in d["shape"]) + "]"
-                print(f"  {t.name}: {shape} {t.element_type}")
+                aliases = sorted(a for a, c in model.output_aliases.items() if c == t.name) if title == "outputs" else []
+                also = f"  (canonical name; also answers to {', '.join(aliases)})" if aliases else ""
+                print(f"  {t.name}: {shape} {t.element_type}{also}")
         print("ops:")
         for k, v in info["ops"].items():
             print(f"  {k}: {v}")

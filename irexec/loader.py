@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .dtypes import bits
-from .errors import IRExecError, LimitError, ShapeInferenceError, UnsupportedOpError
-from .ir.graph import Graph, ValueKey
+from .errors import FormatError, IRExecError, LimitError, ShapeInferenceError, UnsupportedOpError
+from .ir.graph import Graph, ValueKey, edge_hint
 from .ir.weights import Weights
 from .limits import Limits
 from .ops import lookup
@@ -101,7 +101,7 @@ def infer_graph(graph: Graph, context: Context, allow_unsupported: bool = False)
             for i in range(max(len(layer.outputs), 1)):  # a Result has one value and no port
                 found.specs[(lid, i)] = UNKNOWN
             continue
-        op = cls(layer, context)
+        op = _build(cls, layer, context, graph)
         try:
             outs = op.infer(ins)
         except IRExecError as e:
@@ -131,6 +131,18 @@ def infer_graph(graph: Graph, context: Context, allow_unsupported: bool = False)
         for i, s in enumerate(outs):
             found.specs[(lid, i)] = s
     return found
+
+
+def _build(cls, layer, context: Context, graph: Graph) -> Op:
+    try:
+        return cls(layer, context)
+    except FormatError as e:
+        absent = (graph.absent or {}).get(layer.id)
+        if absent and "input ports" in e.message:  # the op needs the input that has no edge
+            ports = ", ".join(str(p) for p in absent)
+            hint = edge_hint(layer.id, graph.dangling, graph.layers)
+            raise FormatError(f"input port {ports} has no incoming edge{hint} ({e.message})", layer.where) from None
+        raise
 
 
 def _fold(op: Op, ins: list[TensorSpec], outs: list[TensorSpec], sig: Sig, where) -> list[TensorSpec]:

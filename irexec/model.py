@@ -69,9 +69,16 @@ class Issue:
 
 @dataclass(frozen=True)
 class ValidationReport:
+    """`issues`: false claims (and edges to missing layers); `notes`: differences that are how
+    OpenVINO writes files, not errors (the f16 precision a weight-decompression Convert's port
+    may carry); `unused`: layers no Result needs; `unchecked`: layer id -> why it could not be
+    checked (after an unsupported layer)."""
+
     issues: tuple[Issue, ...]
     layers: tuple[LayerInfo, ...]
     unused: tuple[LayerInfo, ...]
+    notes: tuple[Issue, ...] = ()
+    unchecked: tuple = ()
 
     @property
     def ok(self) -> bool:
@@ -85,12 +92,19 @@ def _declared_dims(dims: tuple[int, ...]) -> str:
 class Model:
     """A loaded, checked IR model. Create it with `irexec.load`."""
 
-    def __init__(self, path: str | Path, limits: Limits | None = None, allow_unsupported: bool = False):
+    def __init__(
+        self,
+        path: str | Path,
+        limits: Limits | None = None,
+        allow_unsupported: bool = False,
+        bin: str | Path | None = None,
+        mmap: bool = True,
+    ):
         self.path = str(path)
         self.limits = limits or DEFAULT_LIMITS
         net = read_xml(path, self.limits)
         self.graph = build_graph(net)
-        self.weights = Weights(Path(path).with_suffix(".bin"))
+        self.weights = Weights(Path(path).with_suffix(".bin") if bin is None else Path(bin), mmap)
         self._found = infer_graph(self.graph, Context(self.weights, self.limits), allow_unsupported)
         self.ops, self.specs = self._found.ops, self._found.specs
         self._plan = make_plan(self.graph, self._found)
@@ -103,6 +117,24 @@ class Model:
         if net.version == 10:
             for i, lid in enumerate(self.graph.parameters):
                 self._feed_index.setdefault(self.graph.layers[lid].name, i)
+        self.output_aliases = self._output_alias_map(net.version)
+
+    def _output_alias_map(self, ir_version: int) -> dict[str, str]:
+        """Other names an output answers to -> its canonical name: the producing port's other
+        names, and in IR v10 the producing layer's name (OpenVINO names v10 outputs after the
+        layer; `name.N` for output N of a layer with several)."""
+        aliases: dict[str, str] = {}
+        canonical = {o.name for o in self.outputs}
+        for rid, info in zip(self.graph.results, self.outputs):
+            src, pos = self.graph.operands[rid][0]
+            producer = self.graph.layers[src]
+            names = list(producer.outputs[pos].names)
+            if ir_version == 10:
+                names.append(producer.name if len(producer.outputs) == 1 else f"{producer.name}.{pos}")
+            for n in names:
+                if n not in canonical:
+                    aliases.setdefault(n, info.name)
+        return aliases
 
     # ---- names --------------------------------------------------------------------------
     def _info(self, name: str, spec: TensorSpec) -> TensorInfo:
@@ -163,12 +195,13 @@ class Model:
     def validate(self) -> ValidationReport:
         """Every declared dim or precision (output ports, and input ports against their producer)
         that differs from the inferred one. Dynamic on either side is not a difference."""
-        issues = []
+        issues, notes = [], []
         for lid in self.graph.order:
             layer = self.graph.layers[lid]
-            claims = [("output", p, self.specs[(lid, i)]) for i, p in enumerate(layer.outputs)]
-            claims += [("input", p, self.specs[self.graph.operands[lid][i]]) for i, p in enumerate(layer.inputs)]
-            for direction, port, spec in claims:
+            claims = [("output", p, (lid, i)) for i, p in enumerate(layer.outputs)]
+            claims += [("input", p, self.graph.operands[lid][i]) for i, p in enumerate(layer.inputs)]
+            for direction, port, key in claims:
+                spec = self.specs[key]
                 if spec.dtype is None:
                     continue  # unknown (after an unsupported layer): nothing to compare
                 found = []
@@ -176,14 +209,27 @@ class Model:
                     found.append(("dims", _declared_dims(port.dims), format_shape(spec.shape)))
                 if port.precision is not None and port.precision != spec.dtype:
                     found.append(("precision", port.precision, spec.dtype))
-                issues.extend(
-                    Issue(lid, layer.name, layer.type, layer.version, port.line or layer.line,
-                          port.id, direction, kind, declared, inferred)
-                    for kind, declared, inferred in found
-                )
+                for kind, declared, inferred in found:
+                    issue = Issue(lid, layer.name, layer.type, layer.version, port.line or layer.line,
+                                  port.id, direction, kind, declared, inferred)
+                    decompressed = kind == "precision" and declared in ("f16", "bf16") and _is_decompression(
+                        self.graph.layers[key[0]]
+                    )
+                    (notes if decompressed else issues).append(issue)
+        for e in self.graph.dangling:
+            known = e.from_layer if e.from_layer in self.graph.layers else e.to_layer
+            missing = e.to_layer if known == e.from_layer else e.from_layer
+            lay = self.graph.layers.get(known)
+            port = e.from_port if known == e.from_layer else e.to_port
+            issues.append(
+                Issue(known, lay.name if lay else "", lay.type if lay else "", lay.version if lay else "",
+                      e.line, port, "edge", "edge",
+                      f"edge {e.from_layer}:{e.from_port} -> {e.to_layer}:{e.to_port}",
+                      f"layer id {missing} does not exist (the edge is ignored, as OpenVINO does)")
+            )
         infos = self.layer_infos()
         unused = tuple(i for i in infos if i.id not in self.graph.needed)
-        return ValidationReport(tuple(issues), tuple(infos), unused)
+        return ValidationReport(tuple(issues), tuple(infos), unused, tuple(notes), tuple(self.unchecked.items()))
 
     def info(self) -> dict:
         """Inputs, outputs, op histogram and weight bytes, as plain data."""
@@ -199,7 +245,10 @@ class Model:
             "layers": len(self.graph.layers),
             "unused_layers": len(self.graph.unused),
             "inputs": [tensor_dict(i) for i in self.inputs],
-            "outputs": [tensor_dict(o) for o in self.outputs],
+            "outputs": [
+                {**tensor_dict(o), "aliases": sorted(a for a, c in self.output_aliases.items() if c == o.name)}
+                for o in self.outputs
+            ],
             "ops": dict(sorted(hist.items())),
             "weights_file_bytes": self.weights.size,
             "const_bytes": const_bytes,
@@ -281,8 +330,36 @@ class Model:
             from .loader import unsupported_error
 
             raise unsupported_error(self.graph, self._found.unsupported, [])
+        self.weights.check_unchanged()
         values = execute(self._plan, self.specs, self._feeds(feeds))
-        return {info.name: v for info, v in zip(self.outputs, values)}
+        return Outputs({info.name: v for info, v in zip(self.outputs, values)}, self.output_aliases)
+
+
+class Outputs(dict):
+    """{output name: array} in Result order; an output's other names (see
+    `Model.output_aliases`) work for look-ups too."""
+
+    def __init__(self, values: dict, aliases: dict[str, str]):
+        super().__init__(values)
+        self.aliases = aliases
+
+    def __missing__(self, key):
+        if key in self.aliases:
+            return dict.__getitem__(self, self.aliases[key])
+        raise KeyError(key)
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, key) or key in self.aliases
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+
+def _is_decompression(layer) -> bool:
+    """A Convert that OpenVINO marks as weight decompression (rt_info `decompression`)."""
+    if layer.type.lower() != "convert":
+        return False
+    return any(r.attrs.get("name") == "decompression" or r.tag == "decompression" for r in layer.rt_info)
 
 
 def tensor_dict(info: TensorInfo) -> dict:
@@ -294,14 +371,23 @@ def tensor_dict(info: TensorInfo) -> dict:
     }
 
 
-def load(path: str | Path, limits: Limits | None = None, allow_unsupported: bool = False) -> Model:
+def load(
+    path: str | Path,
+    limits: Limits | None = None,
+    allow_unsupported: bool = False,
+    *,
+    bin: str | Path | None = None,
+    mmap: bool = True,
+) -> Model:
     """Read, check and shape-infer the IR at `path` (its .bin beside it). Raises IRExecError only.
 
     Every unsupported layer is named in one error; with `allow_unsupported=True` the model loads
     anyway (for `validate` and `info`): layers after an unsupported one are left unchecked and
-    `infer` raises that error."""
+    `infer` raises that error. `bin`: the weights file (default: the .xml's name with .bin);
+    `mmap=False` reads the weights into memory instead of mapping them, so the file may change
+    or go away after load (a mapped file is checked before every `infer`)."""
     try:
-        return Model(path, limits, allow_unsupported)
+        return Model(path, limits, allow_unsupported, bin, mmap)
     except IRExecError:
         raise
     except RecursionError:

@@ -1,14 +1,19 @@
 """The checked graph: edges resolved to operand positions, topological order, what Results need.
 
 An edge's port id is matched to the port with that id; the port's position in its list is the
-operand (or output) index. Rejected here: duplicate layer ids, edges to unknown layers or ports,
-two edges into one port, an input with no edge, cycles, no Result.
+operand (or output) index. Rejected here: duplicate layer ids, edges to unknown ports, two edges
+into one port, an input with no edge (but trailing input ports with no edge are absent optional
+inputs: the op decides whether it may do without them, as OpenVINO's Broadcast-1 does with its
+third port), cycles, no Result.
+
+An edge naming a layer id that does not exist is ignored, as OpenVINO ignores it (some of
+OpenVINO's own test files carry one); it is kept in `Graph.dangling` for `validate` to report.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import FormatError
 from .reader import LayerRecord, NetRecord
@@ -25,6 +30,8 @@ class Graph:
     needed: frozenset[int]  # layers some Result depends on
     parameters: tuple[int, ...]  # Parameter layer ids in XML order
     results: tuple[int, ...]  # Result layer ids in XML order
+    dangling: tuple = ()  # edges (EdgeRecord) that name a layer id no layer has
+    absent: dict = None  # layer id -> ids of trailing input ports with no edge (dropped)
 
     @property
     def unused(self) -> tuple[int, ...]:
@@ -49,11 +56,11 @@ def build_graph(net: NetRecord) -> Graph:
     in_pos = {lid: {p.id: i for i, p in enumerate(lay.inputs)} for lid, lay in layers.items()}
     out_pos = {lid: {p.id: i for i, p in enumerate(lay.outputs)} for lid, lay in layers.items()}
     filled: dict[int, list[ValueKey | None]] = {lid: [None] * len(lay.inputs) for lid, lay in layers.items()}
+    dangling = []
     for e in net.edges:
-        if e.from_layer not in layers:
-            raise FormatError(f"edge at line {e.line} comes from unknown layer id {e.from_layer}")
-        if e.to_layer not in layers:
-            raise FormatError(f"edge at line {e.line} goes to unknown layer id {e.to_layer}")
+        if e.from_layer not in layers or e.to_layer not in layers:
+            dangling.append(e)
+            continue
         src, dst = layers[e.from_layer], layers[e.to_layer]
         if e.from_port not in out_pos[src.id]:
             raise FormatError(
@@ -70,11 +77,20 @@ def build_graph(net: NetRecord) -> Graph:
             raise FormatError(f"input port {e.to_port} has two incoming edges (second at line {e.line})", dst.where)
         filled[dst.id][pos] = (src.id, out_pos[src.id][e.from_port])
 
+    absent: dict[int, tuple[int, ...]] = {}
     for lid, ops in filled.items():
-        for pos, key in enumerate(ops):
-            if key is None:
+        n = len(ops)
+        while n and ops[n - 1] is None:
+            n -= 1
+        for pos in range(n):
+            if ops[pos] is None:
                 port = layers[lid].inputs[pos].id
-                raise FormatError(f"input port {port} has no incoming edge", layers[lid].where)
+                raise FormatError(f"input port {port} has no incoming edge{edge_hint(lid, dangling, layers)}", layers[lid].where)
+        if n < len(ops):
+            layer = layers[lid]
+            absent[lid] = tuple(p.id for p in layer.inputs[n:])
+            layers[lid] = replace(layer, inputs=layer.inputs[:n])
+            del ops[n:]
     operands = {lid: tuple(ops) for lid, ops in filled.items()}
 
     order = _toposort(layers, operands)
@@ -91,7 +107,15 @@ def build_graph(net: NetRecord) -> Graph:
             continue
         needed.add(lid)
         stack.extend(src for src, _ in operands[lid])
-    return Graph(net, layers, operands, order, frozenset(needed), parameters, results)
+    return Graph(net, layers, operands, order, frozenset(needed), parameters, results, tuple(dangling), absent)
+
+
+def edge_hint(lid: int, dangling, layers) -> str:
+    """An edge naming a missing layer may have been meant for the input that lacks one."""
+    for e in sorted(dangling, key=lambda e: e.to_layer != lid):
+        missing = e.to_layer if e.from_layer in layers else e.from_layer
+        return f" (the edge at line {e.line} names unknown layer id {missing})"
+    return ""
 
 
 def _toposort(layers: dict[int, LayerRecord], operands: dict[int, tuple[ValueKey, ...]]) -> tuple[int, ...]:

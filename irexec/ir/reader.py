@@ -175,9 +175,8 @@ def _parse_layer(el, limits: Limits) -> LayerRecord:
         attrs.update(data.attrib)
     inputs = _parse_ports(el.find("input"), where, limits)
     outputs = _parse_ports(el.find("output"), where, limits)
-    all_ids = [p.id for p in inputs] + [p.id for p in outputs]
-    if len(set(all_ids)) != len(all_ids):
-        raise FormatError("an input and an output port share an id", where)
+    # An input and an output port may share an id (OpenVINO reads such files): an edge's
+    # direction says which one it means.
     return LayerRecord(
         lid, el.get("name"), el.get("type"), el.get("version"), attrs, inputs, outputs, line,
         _rt_info(el.find("rt_info")),
@@ -262,6 +261,10 @@ def parse_xml_bytes(data: bytes, limits: Limits, path: str | None = None) -> Net
     """Parse IR XML bytes into a NetRecord (structure only; the graph checks come later)."""
     if len(data) > limits.max_xml_bytes:
         raise LimitError(f"XML is {len(data)} bytes, above the limit {limits.max_xml_bytes}")
+    # Whitespace before the XML declaration: libxml2 refuses it, OpenVINO's pugixml reads it.
+    stripped = data.lstrip(b" \t\r\n")
+    if stripped is not data and stripped.startswith(b"<?xml"):
+        data = stripped
     _reject_before_parsing(data)
     parser = etree.XMLParser(
         resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,

@@ -1,9 +1,17 @@
-"""The .bin weights file: memory-mapped once, Consts read as read-only views, sub-byte unpacked."""
+"""The .bin weights file: memory-mapped once (or read into memory), Consts read as read-only views,
+sub-byte unpacked.
+
+A mapped file is the model's memory: rewriting it in place would change results silently and
+truncating it would kill the process (SIGBUS) on the next read. So the file's identity (size,
+modification time, inode) is recorded at load and `check_unchanged` compares it, one stat call,
+before every inference; `mmap=False` copies the file at load instead and never looks at it again.
+"""
 
 from __future__ import annotations
 
 import math
 import mmap
+import os
 from pathlib import Path
 
 import numpy as np
@@ -12,21 +20,54 @@ from ..dtypes import bf16_from_bits, bits, numpy_dtype
 from ..errors import WeightsError, Where
 
 
-class Weights:
-    """A memory map of the .bin (or nothing, for a model without Consts)."""
+def _identity(st: os.stat_result) -> tuple:
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
 
-    def __init__(self, path: str | Path | None):
+
+class Weights:
+    """A memory map of the .bin, or its bytes (mmap=False), or nothing (a model without Consts)."""
+
+    def __init__(self, path: str | Path | None, mmap_file: bool = True):
         self.path = None if path is None else str(path)
         self._buf = None
+        self._identity = None
         if path is not None and Path(path).exists():
             if not Path(path).is_file():
                 raise WeightsError(f"weights file {self.path!r} is not a regular file")
             try:
                 with open(path, "rb") as f:
-                    size = Path(path).stat().st_size
-                    self._buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+                    st = os.fstat(f.fileno())
+                    if not mmap_file:
+                        self._buf = f.read()
+                    elif st.st_size:
+                        self._buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                        self._identity = _identity(st)
+                    else:
+                        self._buf = b""
             except OSError as e:
                 raise WeightsError(f"cannot read weights file {self.path!r}: {e.strerror}") from None
+
+    @property
+    def mapped(self) -> bool:
+        return self._identity is not None
+
+    def check_unchanged(self) -> None:
+        """Raise WeightsError if the mapped file was replaced, rewritten or truncated since load."""
+        if self._identity is None:
+            return
+        try:
+            now = _identity(os.stat(self.path))
+        except OSError as e:
+            raise WeightsError(
+                f"weights file {self.path!r} changed since the model was loaded ({e.strerror}); load the model again"
+            ) from None
+        if now != self._identity:
+            was, size = self._identity[0], now[0]
+            what = f"its size went from {was} to {size} bytes" if was != size else "it was modified"
+            raise WeightsError(
+                f"weights file {self.path!r} changed since the model was loaded ({what}); load the model "
+                "again (or load with mmap=False / --no-mmap to keep a copy)"
+            )
 
     @property
     def size(self) -> int:
