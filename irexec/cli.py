@@ -8,16 +8,19 @@ mistake never prints a traceback.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import os
 import sys
 import time
+import zipfile
+from pathlib import Path
 
 import numpy as np
 
 from . import __version__
-from .errors import IRExecError, UnsupportedOpError, UsageError
+from .errors import IRExecError, UsageError
 from .feeds import load_array_file, random_axes, random_input
 from .limits import DEFAULT_LIMITS, Limits
 from .model import Model, load, tensor_dict
@@ -48,7 +51,7 @@ def _load(args, allow_unsupported: bool = False) -> Model:
     if not os.path.isfile(args.model):
         what = "is a directory" if os.path.isdir(args.model) else "does not exist"
         raise UsageError(f"model file {args.model!r} {what}")
-    return load(args.model, _limits(args), allow_unsupported=allow_unsupported)
+    return load(args.model, _limits(args), allow_unsupported=allow_unsupported, mmap=not args.no_mmap)
 
 
 def _unsupported_lines(model: Model) -> list[str]:
@@ -137,29 +140,46 @@ def _axes_rank(model: Model, pos: int) -> int | None:
     return ranks.pop() if len(ranks) == 1 else None
 
 
+SUB_BYTE_RANGE = {"u1": (0, 1), "u4": (0, 15), "i4": (-8, 7)}
+
+
 def _gather_feeds(model: Model, specs: list[str], seed: int) -> dict:
     feeds: dict[str, np.ndarray] = {}
     names = [i.name for i in model.inputs]
+    given: dict[int, str] = {}  # input position -> the -i that gave it
+
+    def add(name: str, value, spec: str) -> None:
+        pos = model._feed_index.get(name)
+        if pos is not None:
+            if pos in given:
+                raise UsageError(f"-i {spec}: input {names[pos]!r} is already given by -i {given[pos]}")
+            given[pos] = spec
+        feeds[name] = value
+
     for spec in specs:
         if "=" in spec:
             name, path = spec.split("=", 1)
             value = load_array_file(path, model.limits)
             if isinstance(value, dict):
                 raise UsageError(f"-i {spec}: NAME=FILE takes a .npy file, not a .npz")
-            feeds[name] = value
+            add(name, value, spec)
         else:
             value = load_array_file(spec, model.limits)
             if not isinstance(value, dict):
                 if len(names) != 1:
                     raise UsageError(f"-i {spec}: a bare .npy needs NAME=FILE when the model has {len(names)} inputs")
                 value = {names[0]: value}
-            feeds.update(value)
+            for name, v in value.items():
+                add(name, v, spec)
     rng = np.random.default_rng(seed)
     for pos, info in enumerate(model.inputs):
-        if info.name in feeds:
+        if pos in given:
             continue
         rank = _axes_rank(model, pos) if info.dtype.kind in "iu" else None
-        if rank is not None:
+        if info.element_type in SUB_BYTE_RANGE:
+            lo, hi = SUB_BYTE_RANGE[info.element_type]
+            feeds[info.name] = rng.integers(lo, hi + 1, size=info.shape).astype(info.dtype)
+        elif rank is not None:
             feeds[info.name] = random_axes(info.shape, rank, rng, info.dtype)
         else:
             feeds[info.name] = random_input(info.shape, info.dtype, rng, info.name)
@@ -191,9 +211,43 @@ def _warn_dangling(model: Model) -> None:
         )
 
 
+def check_output_path(path: str, n_outputs: int) -> None:
+    """Refuse, before running, an -o path that cannot be written: a directory, a missing parent
+    folder, a read-only place, or .npy for a model of several outputs."""
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"-o {path!r} is a directory")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not p.exists() and not parent.is_dir():
+        raise UsageError(f"-o {path!r}: folder {str(parent)!r} does not exist")
+    if not os.access(p if p.exists() else parent, os.W_OK):
+        raise UsageError(f"-o {path!r} is not writable")
+    if p.suffix.lower() == ".npy" and n_outputs != 1:
+        raise UsageError(f"-o {path!r}: a .npy holds one array, the model has {n_outputs} outputs (use .npz)")
+
+
+def write_outputs(path: str, outputs: dict) -> None:
+    """Write exactly `path`: a .npy when it ends in .npy (one output), else an .npz whose keys are
+    the output names, whatever they are (np.savez would take 'file' or 'allow_pickle' as its own
+    arguments and append .npz to the path)."""
+    try:
+        with open(path, "wb") as f:
+            if Path(path).suffix.lower() == ".npy":
+                np.lib.format.write_array(f, np.asarray(next(iter(outputs.values()))), allow_pickle=False)
+                return
+            with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+                for name, value in outputs.items():
+                    with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
+                        np.lib.format.write_array(member, np.asarray(value), allow_pickle=False)
+    except OSError as e:
+        raise UsageError(f"cannot write the outputs to {path!r}: {e.strerror or e}") from None
+
+
 def cmd_run(args) -> int:
     model = _load(args)
     _warn_dangling(model)
+    if args.output:
+        check_output_path(args.output, len(model.outputs))
     feeds = _gather_feeds(model, args.input or [], args.seed)
     t0 = time.perf_counter()
     outputs = model.infer(feeds)
@@ -204,10 +258,7 @@ def cmd_run(args) -> int:
             stats = "  ".join(f"{k}={_fmt(r[k])}" for k in ("min", "max", "mean", "nan") if k in r)
             print(f"{r['name']}: shape {tuple(r['shape'])} {r['dtype']}  {stats}")
     if args.output:
-        try:
-            np.savez(args.output, **outputs)
-        except OSError as e:
-            raise UsageError(f"cannot write the outputs to {args.output!r}: {e.strerror}") from None
+        write_outputs(args.output, outputs)
     _emit_json(args.json, {"model": args.model, "seconds": elapsed, "outputs": rows})
     return 0
 
@@ -292,7 +343,10 @@ def cmd_bench(args) -> int:
     deadline = time.perf_counter() + args.time if args.time else None
     count = args.iterations if deadline is None else None
     tty = sys.stderr.isatty()
-    while (count is not None and len(times) < count) or (deadline is not None and time.perf_counter() < deadline):
+    while (
+        (count is not None and len(times) < count)
+        or (deadline is not None and (not times or time.perf_counter() < deadline))
+    ):
         t = time.perf_counter()
         model.infer(feeds)
         times.append(time.perf_counter() - t)
@@ -338,6 +392,8 @@ def build_parser() -> argparse.ArgumentParser:
         g.add_argument("--max-total-bytes", type=_positive_int, metavar="N", help="bytes of inputs and folded constants")
         g.add_argument("--max-layers", type=_positive_int, metavar="N", help="layers in the model")
         g.add_argument("--max-xml-bytes", type=_positive_int, metavar="N", help="size of the XML file")
+        p.add_argument("--no-mmap", action="store_true",
+                       help="read the .bin into memory instead of mapping it (the file may then change)")
 
     def feeds(p):
         p.add_argument("-i", "--input", action="append", metavar="NAME=FILE.npy|FILE.npz",
@@ -368,19 +424,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _failure_report(args, e: IRExecError) -> None:
+    """--json still gets a report when the command fails: what failed, and its exit code."""
+    target = getattr(args, "json", None)
+    if target is None:
+        return
+    payload = {"model": getattr(args, "model", None), "ok": False,
+               "error": {"kind": e.kind, "class": type(e).__name__, "message": str(e), "exit_code": e.exit_code}}
+    try:
+        _emit_json(target, payload)
+    except (IRExecError, OSError):
+        pass  # the error line on stderr is already out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if sys.stdout is None:  # started with standard output closed: the report would be lost
+        print("irexec: standard output is closed; the report cannot be written", file=sys.stderr)
+        return UsageError.exit_code
     try:
         return args.fn(args)
     except IRExecError as e:
         print(f"irexec: {e.kind}: {e}", file=sys.stderr)
+        _failure_report(args, e)
         return e.exit_code
     except KeyboardInterrupt:
         print("irexec: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as e:
+        if e.errno in (errno.EBADF, errno.EPIPE, errno.ENOSPC, errno.EIO):  # stdout closed or full
+            print(f"irexec: cannot write the report to standard output: {e.strerror}", file=sys.stderr)
+            return UsageError.exit_code
+        print(f"irexec: internal error (please report it): {type(e).__name__}: {e}", file=sys.stderr)
+        return 5
     except Exception as e:  # a bug in irexec: still one line, never a traceback
         print(f"irexec: internal error (please report it): {type(e).__name__}: {e}", file=sys.stderr)
         return 5

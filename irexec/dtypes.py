@@ -69,11 +69,23 @@ class UnknownElementType(ValueError):
     """Raised by `parse_element_type` for a spelling irexec does not know."""
 
 
+class UnsupportedElementType(UnknownElementType):
+    """An element type OpenVINO defines that irexec does not compute with (string, f8, nf4...)."""
+
+
+# OpenVINO element types irexec knows by name but does not implement.
+UNSUPPORTED_TYPES = frozenset(
+    {"string", "f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1", "nf4", "u2", "u3", "u6", "i2", "dynamic"}
+)
+
+
 def parse_element_type(text: str) -> str:
     """Canonical element type of an IR spelling (``f32``, ``FP32``, ``BOOL``, ``i64``...)."""
     key = text.strip().lower()
     key = _ALIASES.get(key, key)
     if key not in _TABLE:
+        if key in UNSUPPORTED_TYPES:
+            raise UnsupportedElementType(text)
         raise UnknownElementType(text)
     return key
 

@@ -115,15 +115,32 @@ class _Seekable:
         self._f.close()
 
 
+_CHUNK = 1 << 22  # elements generated at a time into the target array
+
+
 def random_input(shape, dtype: np.dtype, rng: np.random.Generator, name: str) -> np.ndarray:
-    """Seeded data of a declared shape: floats in [0, 1), integers in [0, 10), random booleans."""
+    """Seeded data of a declared shape: floats in [0, 1), integers in [0, 10), random booleans.
+
+    Generated in place, in chunks, in the target dtype: a 4 GiB input takes 4 GiB, not a float64
+    copy on top."""
     if shape is None or any(d is None for d in shape):
         raise UsageError(f"input {name!r} has a dynamic shape; give its data with -i {name}=FILE.npy")
-    if dtype.kind == "f":
-        return rng.random(shape, dtype=np.float64).astype(dtype)
-    if dtype.kind == "b":
-        return rng.random(shape) < 0.5
-    return rng.integers(0, 10, size=shape).astype(dtype)
+    try:
+        out = np.empty(shape, dtype)
+    except MemoryError:
+        raise LimitError(f"input {name!r} of shape {tuple(shape)}: out of memory") from None
+    flat = out.reshape(-1)
+    for lo in range(0, flat.size, _CHUNK):
+        part = flat[lo : lo + _CHUNK]
+        if dtype in (np.float32, np.float64):
+            rng.random(out=part, dtype=dtype.type)
+        elif dtype.kind == "f":
+            part[...] = rng.random(part.size, dtype=np.float32)
+        elif dtype.kind == "b":
+            part[...] = rng.random(part.size, dtype=np.float32) < 0.5
+        else:
+            part[...] = rng.integers(0, 10, size=part.size, dtype=dtype)
+    return out
 
 
 def random_axes(shape, rank: int, rng: np.random.Generator, dtype: np.dtype) -> np.ndarray:

@@ -4,18 +4,19 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .dtypes import from_numpy, numpy_dtype, round_bf16
+from .dtypes import SUB_BYTE_TYPES, bits, from_numpy, numpy_dtype, round_bf16
 from .errors import FormatError, InputError, IRExecError, LimitError, UsageError
 from .executor import execute, make_plan
 from .ir.graph import build_graph
 from .ir.reader import read_xml, split_names
-from .ir.weights import Weights
+from .ir.weights import Weights, decode
 from .limits import DEFAULT_LIMITS, Limits
 from .loader import Context, infer_graph
 from .shapes import TensorSpec, compatible, format_shape
@@ -303,6 +304,8 @@ class Model:
         want = info.element_type
         if want == "bf16" and et == "f32":
             value = round_bf16(value)
+        elif want in SUB_BYTE_TYPES:
+            value = self._sub_byte_feed(info, value, et)
         elif et != want:
             raise InputError(
                 f"input {info.name!r} has dtype {value.dtype}, the model expects {info.element_type} "
@@ -323,6 +326,28 @@ class Model:
                     )
         self.limits.check_tensor(value.shape, value.dtype.itemsize, f"input {info.name!r}")
         return value
+
+    def _sub_byte_feed(self, info: TensorInfo, value: np.ndarray, et: str | None) -> np.ndarray:
+        """A u1/u4/i4 input: packed bytes as OpenVINO takes them (u1: 8 per byte, first in bit 7;
+        u4/i4: 2 per byte, first in the low nibble), or one value per element already unpacked."""
+        want = info.element_type
+        shape = info.shape
+        static = shape is not None and all(d is not None for d in shape)
+        lo, hi = {"u1": (0, 1), "u4": (0, 15), "i4": (-8, 7)}[want]
+        if et in ("u8", "i8", "boolean") and static and value.shape == tuple(shape):
+            if value.size and (value.astype(np.int16).min() < lo or value.astype(np.int16).max() > hi):
+                raise InputError(f"input {info.name!r} ({want}) has values outside [{lo}, {hi}]")
+            return value.astype(numpy_dtype(want))
+        if et in ("u8", "i8") and static and value.ndim == 1:
+            n = math.prod(shape)
+            need = math.ceil(n * bits(want) / 8)
+            if value.size == need:
+                return decode(np.ascontiguousarray(value).view(np.uint8).tobytes(), want, tuple(shape), 0, n)
+        raise InputError(
+            f"input {info.name!r} is {want} of shape {format_shape(shape)}: give it as a uint8 array of that "
+            f"shape (one value per element) or as the packed bytes (a 1-D uint8 array), got "
+            f"{value.dtype} of shape {format_shape(value.shape)}"
+        )
 
     def infer(self, feeds) -> dict[str, np.ndarray]:
         """Run the model: feeds by input name (or a list in input order) -> {output name: array}."""

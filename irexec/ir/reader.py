@@ -13,8 +13,8 @@ from pathlib import Path
 
 from lxml import etree
 
-from ..dtypes import UnknownElementType, parse_precision
-from ..errors import FormatError, LimitError, Where
+from ..dtypes import UnknownElementType, UnsupportedElementType, parse_precision
+from ..errors import FormatError, LimitError, UnsupportedDtypeError, Where
 from ..limits import Limits
 
 _UINT = re.compile(r"[0-9]{1,20}\Z")
@@ -132,6 +132,8 @@ def _parse_port(el, where: Where, limits: Limits) -> PortRecord:
     prec_text = el.get("precision")
     try:
         precision = parse_precision(prec_text) if prec_text is not None else None
+    except UnsupportedElementType:
+        raise UnsupportedDtypeError(f"port {pid} has element type {prec_text!r}, which irexec does not support", where) from None
     except UnknownElementType:
         raise FormatError(f"port {pid} has unknown precision {prec_text!r}", where) from None
     dims = []

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..dtypes import UnknownElementType, parse_element_type
+from ..dtypes import UnknownElementType, UnsupportedElementType, parse_element_type
 
 MISSING = object()
 
@@ -63,6 +63,8 @@ def _floats(text: str) -> tuple[float, ...]:
 def _etype(text: str) -> str:
     try:
         return parse_element_type(text)
+    except UnsupportedElementType:
+        raise  # the op turns it into UnsupportedDtypeError
     except UnknownElementType:
         raise ValueError("unknown element type") from None
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dtypes import bits
+from ..dtypes import UnsupportedElementType, bits
 from ..errors import FormatError, UnsupportedDtypeError
 from ..shapes import TensorSpec
 from .attrs import Attr
@@ -77,6 +77,10 @@ class Op:
             return spec.default
         try:
             return spec.parse(text)
+        except UnsupportedElementType:
+            raise UnsupportedDtypeError(
+                f"attribute {spec.xml}={text!r}: element type {text.strip()} is not supported by irexec", self.where
+            ) from None
         except ValueError as e:
             raise FormatError(f"attribute {spec.xml}={text!r} is malformed ({e})", self.where) from None
 

@@ -38,8 +38,6 @@ class Parameter(Op):
             self.bounds = parse_partial_shape(self.shape)
         except FormatError as e:
             raise FormatError(e.message, self.where) from None
-        if self.element_type in ("u1", "u4", "i4"):
-            raise FormatError(f"Parameter of element type {self.element_type} is not supported", self.where)
 
     def infer(self, inputs):
         if self.bounds is None:
