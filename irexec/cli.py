@@ -23,7 +23,7 @@ from . import __version__
 from .errors import IRExecError, UsageError
 from .feeds import load_array_file, random_axes, random_input
 from .limits import DEFAULT_LIMITS, Limits
-from .model import Model, load, tensor_dict
+from .model import Model, load
 
 EXIT_MISMATCH = 1
 
@@ -51,7 +51,16 @@ def _load(args, allow_unsupported: bool = False) -> Model:
     if not os.path.isfile(args.model):
         what = "is a directory" if os.path.isdir(args.model) else "does not exist"
         raise UsageError(f"model file {args.model!r} {what}")
-    return load(args.model, _limits(args), allow_unsupported=allow_unsupported, mmap=not args.no_mmap)
+    shapes = {}
+    for spec in getattr(args, "shape", None) or []:
+        name, sep, dims = spec.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--shape {spec!r}: expected NAME=DIMS, e.g. x=1,3,224,224 or x=?,3,1..8")
+        if name in shapes:
+            raise UsageError(f"--shape {spec!r}: {name!r} is given twice")
+        shapes[name] = dims
+    return load(args.model, _limits(args), allow_unsupported=allow_unsupported, mmap=not args.no_mmap,
+                shapes=shapes or None)
 
 
 def _unsupported_lines(model: Model) -> list[str]:
@@ -120,6 +129,7 @@ def _number(kind, what: str, ok, rule: str):
 _positive_int = _number(int, "an integer", lambda n: n >= 1, "at least 1")  # counts and limits
 _seed = _number(int, "an integer", lambda n: n >= 0, "non-negative")  # numpy's seeds
 _positive_float = _number(float, "a number", lambda x: math.isfinite(x) and x > 0, "a positive number")
+_nonneg_float = _number(float, "a number", lambda x: math.isfinite(x) and x >= 0, "a non-negative number")
 
 
 def _axes_rank(model: Model, pos: int) -> int | None:
@@ -243,16 +253,60 @@ def write_outputs(path: str, outputs: dict) -> None:
         raise UsageError(f"cannot write the outputs to {path!r}: {e.strerror or e}") from None
 
 
+def _check_dump_dir(folder: str) -> None:
+    p = Path(folder)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"--dump {folder!r} is not a folder")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--dump {folder!r}: {e.strerror}") from None
+
+
+def _dump(model: Model, feeds: dict, folder: str, pattern: str | None) -> None:
+    """Every layer output (or those whose layer name or type matches the glob `pattern`) as
+    FOLDER/NNNN_<name>.npy, with FOLDER/index.json listing layer id, name, type, file, shape, dtype."""
+    import fnmatch
+    import re
+
+    names = model.value_names()
+    wanted = []
+    for key, name in names.items():
+        layer = model.graph.layers[key[0]]
+        if pattern is None or fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(layer.type, pattern):
+            wanted.append(name)
+    values = model.infer(feeds, outputs=wanted)
+    index = []
+    for n, (key, name) in enumerate((k, v) for k, v in names.items() if v in wanted):
+        layer = model.graph.layers[key[0]]
+        if name not in values:
+            continue
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:80]
+        fname = f"{n:04d}_{safe}.npy"
+        arr = values[name]
+        np.save(Path(folder) / fname, arr, allow_pickle=False)
+        index.append({"layer_id": layer.id, "name": name, "type": layer.type, "version": layer.version,
+                      "line": layer.line, "output": key[1], "file": fname, "shape": list(arr.shape),
+                      "dtype": str(arr.dtype)})
+    with open(Path(folder) / "index.json", "w") as f:
+        json.dump({"model": model.path, "layers": index}, f, indent=1)
+    print(f"dumped {len(index)} layer outputs to {folder}/ (index.json)", file=sys.stderr)
+
+
 def cmd_run(args) -> int:
     model = _load(args)
     _warn_dangling(model)
     if args.output:
         check_output_path(args.output, len(model.outputs))
     feeds = _gather_feeds(model, args.input or [], args.seed)
+    if args.dump or args.dump_layers:
+        _check_dump_dir(args.dump or "dump")
     t0 = time.perf_counter()
     outputs = model.infer(feeds)
     elapsed = time.perf_counter() - t0
     rows = [_summary(k, v) for k, v in outputs.items()]
+    if args.dump or args.dump_layers:
+        _dump(model, feeds, args.dump or "dump", args.dump_layers)
     if args.json != "-":
         for r in rows:
             stats = "  ".join(f"{k}={_fmt(r[k])}" for k in ("min", "max", "mean", "nan") if k in r)
@@ -318,8 +372,7 @@ def cmd_info(args) -> int:
         for title, rows in (("inputs", model.inputs), ("outputs", model.outputs)):
             print(f"{title}:")
             for t in rows:
-                d = tensor_dict(t)
-                shape = "[...]" if d["shape"] is None else "[" + ",".join("?" if x is None else str(x) for x in d["shape"]) + "]"
+                shape = t.dims_text
                 aliases = sorted(a for a, c in model.output_aliases.items() if c == t.name) if title == "outputs" else []
                 also = f"  (canonical name; also answers to {', '.join(aliases)})" if aliases else ""
                 print(f"  {t.name}: {shape} {t.element_type}{also}")
@@ -367,6 +420,8 @@ def cmd_bench(args) -> int:
         "throughput_per_s": len(ts) / float(ts.sum()) if ts.sum() > 0 else math.inf,
         "input_gb_per_s": in_bytes / float(np.median(ts)) / 1e9 if np.median(ts) > 0 else math.inf,
     }
+    if args.per_layer:
+        stats["per_layer"] = _per_layer_profile(model, feeds, max(3, min(len(times), 20)))
     if args.json != "-":
         print(f"first inference (with compilation): {stats['first_inference_ms']:.3f} ms")
         print(
@@ -374,7 +429,121 @@ def cmd_bench(args) -> int:
             f"p90 {stats['p90_ms']:.3f} ms, min {stats['min_ms']:.3f} ms, max {stats['max_ms']:.3f} ms"
         )
         print(f"throughput: {stats['throughput_per_s']:.1f} inferences/s, inputs read at {stats['input_gb_per_s']:.2f} GB/s")
+        if args.per_layer:
+            _print_profile(stats["per_layer"])
     _emit_json(args.json, stats)
+    return 0
+
+
+def _per_layer_profile(model: Model, feeds: dict, runs: int) -> dict:
+    """Median time of each layer over `runs` timed runs, and a summary by op type."""
+    samples: dict[int, list[float]] = {}
+    for _ in range(runs):
+        for lid, t in model.profile(feeds):
+            samples.setdefault(lid, []).append(t)
+    layers = []
+    for lid, ts in samples.items():
+        layer = model.graph.layers[lid]
+        layers.append({"id": lid, "name": layer.name, "type": f"{layer.type}-{layer.version}",
+                       "ms": float(np.median(ts)) * 1e3})
+    total = sum(r["ms"] for r in layers) or 1.0
+    by_type: dict[str, dict] = {}
+    for r in layers:
+        t = by_type.setdefault(r["type"], {"type": r["type"], "calls": 0, "ms": 0.0})
+        t["calls"] += 1
+        t["ms"] += r["ms"]
+    for t in by_type.values():
+        t["share"] = t["ms"] / total
+    for r in layers:
+        r["share"] = r["ms"] / total
+    return {"runs": runs, "total_ms": total, "layers": layers,
+            "by_type": sorted(by_type.values(), key=lambda t: -t["ms"])}
+
+
+def _print_profile(prof: dict) -> None:
+    print(f"per layer (median of {prof['runs']} timed runs; total {prof['total_ms']:.3f} ms):")
+    print(f"  {'id':>5}  {'name':<40} {'type':<28} {'ms':>9} {'share':>6}")
+    for r in sorted(prof["layers"], key=lambda r: -r["ms"]):
+        print(f"  {r['id']:>5}  {r['name'][:40]:<40} {r['type'][:28]:<28} {r['ms']:>9.4f} {r['share']:>6.1%}")
+    print("by op type:")
+    print(f"  {'type':<28} {'calls':>6} {'ms':>9} {'share':>6}")
+    for t in prof["by_type"]:
+        print(f"  {t['type'][:28]:<28} {t['calls']:>6} {t['ms']:>9.4f} {t['share']:>6.1%}")
+
+
+def cmd_compare(args) -> int:
+    from . import compare as cmp
+
+    model = _load(args)
+    feeds = _gather_feeds(model, args.input or [], args.seed)
+    if args.save_inputs:
+        check_output_path(args.save_inputs, 2)
+        write_outputs(args.save_inputs, feeds)
+    against = args.against
+    if args.per_layer and against != "openvino":
+        raise UsageError("--per-layer compares with OpenVINO: use it with --against openvino")
+    got = model.infer(feeds)
+    layers, compared = [], 0
+    if against == "openvino":
+        want, ov_layers = cmp.openvino_outputs(model, feeds, per_layer=args.per_layer)
+        if args.per_layer:
+            layers, compared = cmp.per_layer(model, feeds, ov_layers, args.rtol, args.atol)
+    elif against.lower().endswith((".npz", ".npy")):
+        want = cmp.npz_outputs(against, model)
+    elif against.lower().endswith(".xml"):
+        want = cmp.irexec_outputs(against, feeds, model.limits)
+        if len(want) != len(got):
+            raise UsageError(f"--against {against} has {len(want)} outputs, the model {len(got)}")
+    else:
+        raise UsageError(f"--against {against!r}: expected openvino, a .npz/.npy of expected outputs, or an .xml")
+    diffs = [cmp.diff(name, g, w, args.rtol, args.atol) for (name, g), w in zip(got.items(), want)]
+    ok = all(d.ok for d in diffs)
+    if args.json != "-":
+        print(f"irexec vs {against}: rtol {args.rtol:g}, atol {args.atol:g}")
+        for d in diffs:
+            verdict = "OK" if d.ok else "MISMATCH"
+            print(f"{d.name}: {verdict}  shape {d.shape} {d.dtype}")
+            if d.note:
+                print(f"  {d.note}")
+                continue
+            print(f"  max abs {d.max_abs:.3g}  max rel {d.max_rel:.3g}  mean abs {d.mean_abs:.3g}  "
+                  f"mismatches {d.mismatches} of {d.total} ({d.share:.2%})")
+            if d.worst_index is not None and d.worst_got is not None:
+                print(f"  worst at {list(d.worst_index)}: irexec {d.worst_got:.7g}, reference {d.worst_want:.7g}")
+            if d.histogram:
+                print("  |error| " + "  ".join(f"<{hi:g}: {c}" for lo, hi, c in d.histogram if c))
+        if args.per_layer:
+            if not layers:
+                print(f"per layer: all {compared} intermediate tensors match")
+            else:
+                first = layers[0]
+                print(f"first divergent layer: id={first.layer_id} name={first.name!r} {first.type}-{first.version} "
+                      f"line {first.line} (max abs {first.diff.max_abs:.3g}, {first.diff.mismatches} mismatches)")
+                for r in layers:
+                    how = "introduced here" if r.introduced else "inherited"
+                    print(f"  id={r.layer_id} {r.name!r} {r.type}-{r.version} line {r.line} output {r.output}: "
+                          f"max abs {r.diff.max_abs:.3g}, {r.diff.share:.1%} mismatch ({how})")
+    payload = {"model": args.model, "against": against, "rtol": args.rtol, "atol": args.atol, "ok": ok,
+               "outputs": [d.to_dict() for d in diffs]}
+    if args.per_layer:
+        payload["layers"] = [
+            {"id": r.layer_id, "name": r.name, "type": r.type, "version": r.version, "line": r.line,
+             "output": r.output, "introduced": r.introduced, **{k: v for k, v in r.diff.to_dict().items()
+                                                                if k not in ("name",)}}
+            for r in layers
+        ]
+        payload["first_divergent"] = payload["layers"][0] if layers else None
+        payload["layers_compared"] = compared
+    _emit_json(args.json, payload)
+    return 0 if ok and not layers else EXIT_MISMATCH
+
+
+def cmd_graph(args) -> int:
+    from .graphviz import render
+
+    model = _load(args, allow_unsupported=True)
+    kind = render(model, args.output)
+    print(f"wrote {args.output} ({kind}, {len(model.graph.layers)} layers)")
     return 0
 
 
@@ -392,6 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
         g.add_argument("--max-total-bytes", type=_positive_int, metavar="N", help="bytes of inputs and folded constants")
         g.add_argument("--max-layers", type=_positive_int, metavar="N", help="layers in the model")
         g.add_argument("--max-xml-bytes", type=_positive_int, metavar="N", help="size of the XML file")
+        p.add_argument("--shape", action="append", metavar="NAME=DIMS",
+                       help="reshape an input before shape inference (1,3,224,224; ? and 1..8 allowed)")
         p.add_argument("--no-mmap", action="store_true",
                        help="read the .bin into memory instead of mapping it (the file may then change)")
 
@@ -403,7 +574,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run the model once and summarize its outputs")
     common(p)
     feeds(p)
-    p.add_argument("-o", "--output", metavar="OUT.npz", help="write the outputs to a .npz")
+    p.add_argument("-o", "--output", metavar="OUT.npz", help="write the outputs to a .npz (or .npy for one)")
+    p.add_argument("--dump", metavar="DIR", help="write every layer's output to DIR as .npy, with index.json")
+    p.add_argument("--dump-layers", metavar="PATTERN",
+                   help="dump only layers whose name or type matches this glob (into --dump DIR, default ./dump)")
     p.set_defaults(fn=cmd_run)
 
     p = sub.add_parser("validate", help="compare every declared shape/precision with inference")
@@ -420,7 +594,25 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_mutually_exclusive_group()
     g.add_argument("-n", "--iterations", type=_positive_int, default=20, help="iterations (default 20)")
     g.add_argument("-t", "--time", type=_positive_float, help="run for this many seconds instead")
+    p.add_argument("--per-layer", action="store_true", help="time every layer; a table by layer and by op type")
     p.set_defaults(fn=cmd_bench)
+
+    p = sub.add_parser("compare", help="compare outputs (or every layer) with OpenVINO, an .npz, or another IR")
+    common(p)
+    feeds(p)
+    p.add_argument("--against", default="openvino", metavar="openvino|EXPECTED.npz|OTHER.xml",
+                   help="the reference (default: openvino, which must be installed)")
+    p.add_argument("--rtol", type=_nonneg_float, default=1e-3, help="relative tolerance (default 1e-3)")
+    p.add_argument("--atol", type=_nonneg_float, default=1e-4, help="absolute tolerance (default 1e-4)")
+    p.add_argument("--per-layer", action="store_true",
+                   help="compare every intermediate tensor with OpenVINO; name the first divergent layer")
+    p.add_argument("--save-inputs", metavar="FILE.npz", help="keep the inputs used")
+    p.set_defaults(fn=cmd_compare)
+
+    p = sub.add_parser("graph", help="draw the graph: -o model.dot | model.svg | model.html")
+    common(p)
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="model.dot, model.svg or model.html")
+    p.set_defaults(fn=cmd_graph)
     return parser
 
 

@@ -120,3 +120,40 @@ def owned_outputs(values: list[np.ndarray], plan: Plan, feeds: dict) -> list[np.
         seen.add(id(value))
         out.append(value)
     return out
+
+
+def execute_traced(
+    plan: Plan,
+    specs: dict[ValueKey, TensorSpec],
+    feeds: dict[ValueKey, np.ndarray],
+    keep: set[ValueKey] | None = None,
+    clock=None,
+) -> tuple[list[np.ndarray], dict[ValueKey, np.ndarray], list[tuple[Step, float]]]:
+    """The run loop for debugging: also returns the values of `keep` (every value when None),
+    and with `clock` (e.g. time.perf_counter) each step's time. Kept values are copies the
+    caller owns; the plain `execute` stays free of these checks."""
+    env: dict[ValueKey, np.ndarray] = dict(plan.constants)
+    env.update(feeds)
+    kept: dict[ValueKey, np.ndarray] = {}
+    times: list[tuple[Step, float]] = []
+    for key, value in env.items():
+        if keep is None or key in keep:
+            kept[key] = value
+    for step in plan.steps:
+        args = [env[k] for k in step.operands]
+        if clock is not None:
+            t0 = clock()
+            values = run_step(step, args)
+            times.append((step, clock() - t0))
+        else:
+            values = run_step(step, args)
+        for key, value in zip(step.outputs, values):
+            _check_output(value, specs[key], step)
+            env[key] = value
+            if keep is None or key in keep:
+                kept[key] = value
+        for key in step.release:
+            env.pop(key, None)
+    outputs = owned_outputs([env[key] for key in plan.results], plan, feeds)
+    kept = {k: np.array(v, copy=True) for k, v in kept.items()}
+    return outputs, kept, times

@@ -25,10 +25,12 @@ UNKNOWN = TensorSpec(None, None)  # the spec of a value irexec cannot infer (aft
 
 @dataclass
 class Context:
-    """What ops may need while loading: the weights and the limits."""
+    """What ops may need while loading: the weights, the limits, and the Parameter shapes the
+    caller set (layer id -> tuple of Bound, or None for a dynamic rank)."""
 
     weights: Weights
     limits: Limits
+    shapes: dict | None = None
 
 
 @dataclass

@@ -13,13 +13,13 @@ import numpy as np
 
 from .dtypes import SUB_BYTE_TYPES, bits, from_numpy, numpy_dtype, round_bf16
 from .errors import FormatError, InputError, IRExecError, LimitError, UsageError
-from .executor import execute, make_plan
-from .ir.graph import build_graph
+from .executor import execute, execute_traced, make_plan
+from .ir.graph import ValueKey, build_graph
 from .ir.reader import read_xml, split_names
 from .ir.weights import Weights, decode
 from .limits import DEFAULT_LIMITS, Limits
 from .loader import Context, infer_graph
-from .shapes import TensorSpec, compatible, format_shape
+from .shapes import TensorSpec, compatible, format_shape, parse_partial_shape
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,18 @@ class TensorInfo:
     shape: tuple[int | None, ...] | None
     dtype: np.dtype
     element_type: str
+    bounds: tuple | None = None  # per dim a Bound (interval dims like 1..8) or None
+
+    @property
+    def dims_text(self) -> str:
+        """The shape as OpenVINO prints it: `[1..8,3,?]`, `[...]` for a dynamic rank."""
+        if self.shape is None:
+            return "[...]"
+        parts = []
+        for i, d in enumerate(self.shape):
+            b = None if self.bounds is None else self.bounds[i]
+            parts.append(str(d) if d is not None else (str(b) if b is not None else "?"))
+        return "[" + ",".join(parts) + "]"
 
 
 @dataclass(frozen=True)
@@ -100,13 +112,16 @@ class Model:
         allow_unsupported: bool = False,
         bin: str | Path | None = None,
         mmap: bool = True,
+        shapes: dict | None = None,
     ):
         self.path = str(path)
         self.limits = limits or DEFAULT_LIMITS
         net = read_xml(path, self.limits)
         self.graph = build_graph(net)
         self.weights = Weights(Path(path).with_suffix(".bin") if bin is None else Path(bin), mmap)
-        self._found = infer_graph(self.graph, Context(self.weights, self.limits), allow_unsupported)
+        self.reshaped = self._shape_overrides(shapes or {})
+        context = Context(self.weights, self.limits, self.reshaped)
+        self._found = infer_graph(self.graph, context, allow_unsupported)
         self.ops, self.specs = self._found.ops, self._found.specs
         self._plan = make_plan(self.graph, self._found)
         self.inputs = self._input_infos()
@@ -119,6 +134,35 @@ class Model:
             for i, lid in enumerate(self.graph.parameters):
                 self._feed_index.setdefault(self.graph.layers[lid].name, i)
         self.output_aliases = self._output_alias_map(net.version)
+        self._position = {lid: i for i, lid in enumerate(self.graph.order)}
+
+    def _shape_overrides(self, shapes: dict) -> dict:
+        """{input name: shape} -> {Parameter layer id: bounds}. A shape is a sequence of ints,
+        None or -1 (dynamic), "?" or "a..b" strings, or one string "1,3,224,224" / "?,3,1..8"."""
+        if not shapes:
+            return {}
+        by_name: dict[str, int] = {}
+        for lid in self.graph.parameters:
+            layer = self.graph.layers[lid]
+            by_name.setdefault(layer.name, lid)
+            for n in layer.outputs[0].names if layer.outputs else ():
+                by_name.setdefault(n, lid)
+        out = {}
+        for name, shape in shapes.items():
+            if name not in by_name:
+                raise UsageError(
+                    f"shape given for {name!r}, which is not an input (inputs: "
+                    f"{', '.join(sorted(by_name))})"
+                )
+            if isinstance(shape, str):
+                text = shape
+            else:
+                text = ",".join("?" if d is None or d == -1 else str(d) for d in shape)
+            try:
+                out[by_name[name]] = parse_partial_shape(text)
+            except FormatError as e:
+                raise UsageError(f"shape for {name!r}: {e.message}") from None
+        return out
 
     def _output_alias_map(self, ir_version: int) -> dict[str, str]:
         """Other names an output answers to -> its canonical name: the producing port's other
@@ -140,7 +184,7 @@ class Model:
     # ---- names --------------------------------------------------------------------------
     def _info(self, name: str, spec: TensorSpec) -> TensorInfo:
         dtype = None if spec.dtype is None else numpy_dtype(spec.dtype)
-        return TensorInfo(name, spec.shape, dtype, spec.dtype)
+        return TensorInfo(name, spec.shape, dtype, spec.dtype, spec.bounds)
 
     @property
     def unsupported(self) -> dict[tuple[str, str], list[int]]:
@@ -206,7 +250,7 @@ class Model:
                 if spec.dtype is None:
                     continue  # unknown (after an unsupported layer): nothing to compare
                 found = []
-                if not compatible(port.dims, spec.shape):
+                if not self.reshaped and not compatible(port.dims, spec.shape):
                     found.append(("dims", _declared_dims(port.dims), format_shape(spec.shape)))
                 if port.precision is not None and port.precision != spec.dtype:
                     found.append(("precision", port.precision, spec.dtype))
@@ -349,15 +393,74 @@ class Model:
             f"{value.dtype} of shape {format_shape(value.shape)}"
         )
 
-    def infer(self, feeds) -> dict[str, np.ndarray]:
-        """Run the model: feeds by input name (or a list in input order) -> {output name: array}."""
+    def value_names(self) -> dict[ValueKey, str]:
+        """The name of every layer output (for `infer(outputs=...)`, dumps and comparisons): the
+        layer's name, with `:N` for output N of a layer with several. Results and Consts have none."""
+        names = {}
+        for lid in self.graph.order:
+            layer = self.graph.layers[lid]
+            if layer.type.lower() in ("result", "const"):
+                continue
+            n = len(layer.outputs)
+            for i in range(n):
+                names[(lid, i)] = layer.name if n == 1 else f"{layer.name}:{i}"
+        return names
+
+    def _check_runnable(self) -> None:
         if self._found.unsupported:
             from .loader import unsupported_error
 
             raise unsupported_error(self.graph, self._found.unsupported, [])
         self.weights.check_unchanged()
-        values = execute(self._plan, self.specs, self._feeds(feeds))
-        return Outputs({info.name: v for info, v in zip(self.outputs, values)}, self.output_aliases)
+
+    def infer(self, feeds, outputs: str | list[str] | None = None) -> dict[str, np.ndarray]:
+        """Run the model: feeds by input name (or a list in input order) -> {output name: array}.
+
+        `outputs="all"` adds every layer's output (named by `value_names`: the layer name, `:N`
+        for output N of a multi-output layer); a list of such names adds those. Every array
+        returned is the caller's own."""
+        self._check_runnable()
+        fed = self._feeds(feeds)
+        if outputs is None:
+            values = execute(self._plan, self.specs, fed)
+            return Outputs({info.name: v for info, v in zip(self.outputs, values)}, self.output_aliases)
+        names = self.value_names()
+        if isinstance(outputs, str) and outputs == "all":
+            wanted = set(names)
+        else:
+            if isinstance(outputs, str):
+                outputs = [outputs]
+            by_name = {n: k for k, n in names.items()}
+            unknown = [n for n in outputs if n not in by_name]
+            if unknown:
+                raise UsageError(f"no layer output named {', '.join(map(repr, unknown))}")
+            wanted = {by_name[n] for n in outputs}
+        values, kept, _ = execute_traced(self._plan, self.specs, fed, wanted)
+        out = Outputs({info.name: v for info, v in zip(self.outputs, values)}, self.output_aliases)
+        for key in sorted(wanted, key=lambda k: (self._position[k[0]], k[1])):
+            value = kept.get(key)
+            if value is None and self.specs[key].value is not None:
+                value = np.array(self.specs[key].value, copy=True)
+            if value is not None:
+                out.setdefault(names[key], value)
+        return out
+
+    def profile(self, feeds, clock=None) -> list[tuple[int, float]]:
+        """One run with every layer timed: [(layer id, seconds)] in execution order."""
+        import time
+
+        self._check_runnable()
+        _, _, times = execute_traced(self._plan, self.specs, self._feeds(feeds), set(), clock or time.perf_counter)
+        return [(step.layer_id, t) for step, t in times]
+
+    def __repr__(self) -> str:
+        def fmt(infos):
+            return ", ".join(f"{t.name}: {format_shape(t.shape)} {t.element_type}" for t in infos)
+
+        return (
+            f"<irexec.Model {self.graph.net.name!r} from {self.path!r}: {len(self.graph.layers)} layers, "
+            f"inputs [{fmt(self.inputs)}], outputs [{fmt(self.outputs)}]>"
+        )
 
 
 class Outputs(dict):
@@ -391,6 +494,7 @@ def tensor_dict(info: TensorInfo) -> dict:
     return {
         "name": info.name,
         "shape": None if info.shape is None else [d for d in info.shape],
+        "dims": info.dims_text,
         "element_type": info.element_type,
         "dtype": str(info.dtype),
     }
@@ -403,6 +507,7 @@ def load(
     *,
     bin: str | Path | None = None,
     mmap: bool = True,
+    shapes: dict | None = None,
 ) -> Model:
     """Read, check and shape-infer the IR at `path` (its .bin beside it). Raises IRExecError only.
 
@@ -410,9 +515,12 @@ def load(
     anyway (for `validate` and `info`): layers after an unsupported one are left unchecked and
     `infer` raises that error. `bin`: the weights file (default: the .xml's name with .bin);
     `mmap=False` reads the weights into memory instead of mapping them, so the file may change
-    or go away after load (a mapped file is checked before every `infer`)."""
+    or go away after load (a mapped file is checked before every `infer`). `shapes`: new input
+    shapes by input name, as OpenVINO's `reshape` (`{"x": (1, 3, 224, 224)}`, `"?,3,1..8"`):
+    shape inference runs on the reshaped graph, and `validate` then compares precisions only
+    (the file's dims describe the original shapes)."""
     try:
-        return Model(path, limits, allow_unsupported, bin, mmap)
+        return Model(path, limits, allow_unsupported, bin, mmap, shapes)
     except IRExecError:
         raise
     except RecursionError:

@@ -38,6 +38,9 @@ class Parameter(Op):
             self.bounds = parse_partial_shape(self.shape)
         except FormatError as e:
             raise FormatError(e.message, self.where) from None
+        override = getattr(context, "shapes", None)
+        if override and layer.id in override:  # load(..., shapes=...): OpenVINO's reshape
+            self.bounds = override[layer.id]
 
     def infer(self, inputs):
         if self.bounds is None:
