@@ -609,6 +609,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-inputs", metavar="FILE.npz", help="keep the inputs used")
     p.set_defaults(fn=cmd_compare)
 
+    from .batch import add_batch_parser
+
+    add_batch_parser(sub, common, feeds)
+
     p = sub.add_parser("graph", help="draw the graph: -o model.dot | model.svg | model.html")
     common(p)
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="model.dot, model.svg or model.html")

@@ -44,7 +44,7 @@ def _check_schema(report: dict) -> None:
     for o in report["outputs"]:
         for key, typ in COMPARE_KEYS.items():
             assert isinstance(o[key], typ) or (typ is float and isinstance(o[key], int)), (key, o[key])
-        for lo, hi, count in o["histogram"]:
+        for _lo, _hi, count in o["histogram"]:
             assert isinstance(count, int)
 
 

@@ -144,7 +144,7 @@ def test_output_file_any_output_name(tmp_path, names):
     assert cli("run", xml, "-o", out) == 0
     got = np.load(out)
     assert sorted(got.files) == sorted(names)
-    for i, name in enumerate(names):
+    for name in names:
         assert got[name].shape == (2,)
     assert not (tmp_path / "out.npz.npz").exists()
 
