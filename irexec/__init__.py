@@ -1,6 +1,6 @@
 """irexec: run and check OpenVINO IR graphs in Python, with numba reduction kernels.
 
-Public API: `load`, `Model`, `TensorInfo`, `Limits`, and the error classes.
+Public API: `load`, `Model`, `TensorInfo`, `Limits`, `set_num_threads`, and the error classes.
 """
 
 from .errors import (
@@ -38,5 +38,14 @@ __all__ = [
     "LimitError",
     "ExecutionError",
     "UsageError",
+    "set_num_threads",
     "__version__",
 ]
+
+
+def set_num_threads(n: int) -> None:
+    """Threads irexec's kernels may use (default: the machine's cores, or IREXEC_NUM_THREADS).
+    Work below IREXEC_THREAD_MIN_BYTES always runs on the calling thread."""
+    from .kernels.jit import set_num_threads as _set
+
+    _set(n)

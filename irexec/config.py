@@ -1,5 +1,14 @@
 """Performance switches, read once from the environment in this one place.
 
+IREXEC_JIT             auto (default): numba kernels when they pay for their import and compile
+                       (kernels.jit's cost model); always: load them on first use; never: numpy.
+IREXEC_NUM_THREADS     threads the kernels may use (default: the machine's cores);
+                       `irexec.set_num_threads` and `--threads` change it.
+IREXEC_THREAD_MIN_BYTES  work below this many bytes runs on the calling thread only (default
+                       16 MiB: under load, threads waiting on a preempted one cost more than
+                       they save on smaller work; measured in tools/bench_reduce.py --contended).
+IREXEC_CACHE_DIR       where compiled kernels are cached (default ~/.cache/irexec/numba).
+
 IREXEC_SMALL_ELEMENTS  reductions over fewer input elements than this run a numpy path with
                        the same 64-bit accumulation, so a small model never imports numba
                        (0.4-0.7 s) nor launches threads (default 65536; 0 = always numba).
@@ -21,3 +30,9 @@ def _int_env(name: str, default: int) -> int:
 
 SMALL_ELEMENTS = _int_env("IREXEC_SMALL_ELEMENTS", 1 << 16)
 SPLIT_MIN = _int_env("IREXEC_SPLIT_MIN", 1 << 15)
+
+THREAD_MIN_BYTES = _int_env("IREXEC_THREAD_MIN_BYTES", 16 << 20)
+NUM_THREADS = max(1, _int_env("IREXEC_NUM_THREADS", os.cpu_count() or 1))
+JIT = os.environ.get("IREXEC_JIT", "auto").strip().lower()
+if JIT not in ("auto", "always", "never"):
+    JIT = "auto"

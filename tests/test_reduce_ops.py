@@ -35,6 +35,7 @@ AXES = [(0,), (1,), (3,), (-1,), (0, 2), (1, 3), (1, 2), (0, 1, 2, 3), (2, 2, -2
 def reduce_path(request, monkeypatch):
     """Every case runs through the numba kernels and through the small-tensor numpy path."""
     monkeypatch.setattr(config, "SMALL_ELEMENTS", 0 if request.param == "kernels" else 1 << 62)
+    monkeypatch.setattr(config, "JIT", "always" if request.param == "kernels" else "never")
     return request.param
 
 

@@ -27,10 +27,10 @@ import math
 import numba as nb
 import numpy as np
 from llvmlite import ir
-from numba import prange
 from numba.core import types
 from numba.core.extending import intrinsic
 
+from ..jit import njit
 from .kinds import ADD, ADD_ABS, ADD_SQ, DIVIDE, LOG, MAX, MIN, MUL, NONE, SQRT  # noqa: F401
 
 # reassoc lets LLVM vectorize the sums; no 'nnan'/'ninf': NaN and inf must propagate.
@@ -190,8 +190,8 @@ def _finish(acc, epi, count):
     return math.log(acc)
 
 
-@nb.njit(parallel=True, fastmath=_FM, cache=True)
-def reduce_rows(x, splits, part, out, code, init, epi, count, per):
+@njit(fastmath=_FM)
+def reduce_rows(t_lo, t_hi, x, splits, part, out, code, init, epi, count, per):
     """x (A, B, C, D): with one split out[a*C + c] = finish(fold over b, d); else
     part[a, c, s] = fold over b and split s of d. `init` is the step's identity, typed as the
     accumulator. A task takes `per` consecutive c and walks b outside c, so it reads memory in
@@ -199,7 +199,7 @@ def reduce_rows(x, splits, part, out, code, init, epi, count, per):
     a_n, b_n, c_n, d_n = x.shape
     chunk = (d_n + splits - 1) // splits
     c_tasks = (c_n + per - 1) // per
-    for t in prange(a_n * c_tasks * splits):
+    for t in range(t_lo, t_hi):  # of a_n * c_tasks * splits tasks
         a = t // (c_tasks * splits)
         rem = t - a * c_tasks * splits
         ct = rem // splits
@@ -224,8 +224,8 @@ def reduce_rows(x, splits, part, out, code, init, epi, count, per):
                 out[a * c_n + c] = as_element(_finish(v, epi, count), out)
 
 
-@nb.njit(parallel=True, fastmath=_FM, cache=True)
-def reduce_columns(x, splits, part, out, code, init, epi, count, tile, zero):
+@njit(fastmath=_FM)
+def reduce_columns(t_lo, t_hi, x, splits, part, out, code, init, epi, count, tile, zero):
     """x (A, B, C, D, E): with one split out[(a*C + c)*E + e] = finish(fold over b, d); else
     part[a, c, s, e] = fold over b and split s of d. Tiled along e.
 
@@ -238,7 +238,7 @@ def reduce_columns(x, splits, part, out, code, init, epi, count, tile, zero):
     tiles = (e_n + tile - 1) // tile
     per_a = c_n * splits * tiles
     sums = code == ADD or code == ADD_ABS or code == ADD_SQ
-    for t in prange(a_n * per_a):
+    for t in range(t_lo, t_hi):  # of a_n * per_a tasks
         a = t // per_a
         rem = t - a * per_a
         c = rem // (splits * tiles)
@@ -313,8 +313,8 @@ def array_list(arrays):
     return out
 
 
-@nb.njit(parallel=True, fastmath=_FM, cache=True)
-def mean_rows(xs, offsets, steps, out, rows_per_task):
+@njit(fastmath=_FM)
+def mean_rows(t_lo, t_hi, xs, offsets, steps, out, rows_per_task):
     """out[o, j] = mean over k of xs[k][offsets[k, o] + j * steps[k]]; steps are 1 or 0 (broadcast).
 
     One pass over every input into a float64 tile of rows (it stays in L2), divided and
@@ -323,8 +323,7 @@ def mean_rows(xs, offsets, steps, out, rows_per_task):
     """
     n_in = len(xs)
     outer, inner = out.shape
-    tasks = (outer + rows_per_task - 1) // rows_per_task
-    for t in prange(tasks):
+    for t in range(t_lo, t_hi):  # of ceil(outer / rows_per_task) tasks
         first = t * rows_per_task
         last = min(outer, first + rows_per_task)
         acc = np.zeros((last - first, inner))
@@ -347,3 +346,21 @@ def mean_rows(xs, offsets, steps, out, rows_per_task):
             dst = out[o]
             for j in range(inner):
                 dst[j] = as_element(a[j] / n_in, dst)
+
+
+def warm() -> None:
+    """Compile (or load from the cache) every specialization the planner calls: each input
+    element type the kernels read, rows and columns, with and without splits, fused epilogues."""
+    import numpy as np
+
+    from .plan import mean_broadcast, reduce_array
+
+    for et, dt in (("f32", np.float32), ("f64", np.float64), ("f16", np.float16), ("bf16", np.float32),
+                   ("i32", np.int32), ("i64", np.int64), ("u64", np.uint64)):
+        x = np.ones((2, 8, 2, 8200), dt)
+        for axes in ((1,), (1, 3), (0, 1, 2, 3)):  # columns, rows, everything (split)
+            reduce_array(x, axes, "sum", False, et, force=True)
+        # a narrow kept group: an unfused columns pass, then the fold back in float64
+        reduce_array(np.ones((64, 64, 64), dt), (1,), "mean", False, et, force=True)
+        if et in ("f32", "f64", "f16", "bf16"):
+            mean_broadcast([x[:1, :1], x[:1, :1, :1]], et, force=True)

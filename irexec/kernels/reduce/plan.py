@@ -17,6 +17,7 @@ import numpy as np
 
 from ... import config
 from ...dtypes import numpy_dtype, round_bf16
+from .. import jit
 from .kinds import ADD as _ADD
 from .kinds import ADD_ABS as _ADD_ABS
 from .kinds import ADD_SQ as _ADD_SQ
@@ -64,13 +65,6 @@ def _groups(shape: tuple[int, ...], axes: tuple[int, ...]) -> list[list]:
     return groups
 
 
-def _threads() -> int:
-    import numba
-
-    return numba.get_num_threads()
-
-
-
 def canonical_5d(groups: list[list]) -> tuple[int, int, int, int, int] | None:
     """(A, B, C, D, E): kept, reduced, kept, reduced, kept, right-aligned; None if > 5 groups."""
     sizes = [g[0] for g in groups]
@@ -110,10 +104,11 @@ def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, fused:
     from . import loops as k
 
     a, b, c, d, e = dims
+    threads = jit.threads_for(x.nbytes)
     outputs = a * c * (1 if e == 1 else math.ceil(e / k.TILE))
     splits = 1
-    if outputs < 4 * _threads() and b * d >= 2 * config.SPLIT_MIN:
-        splits = max(1, min(d, 8 * _threads(), d * b // config.SPLIT_MIN))
+    if outputs < 4 * threads and b * d >= 2 * config.SPLIT_MIN:
+        splits = max(1, min(d, 8 * threads, d * b // config.SPLIT_MIN))
     fused = fused if splits == 1 else None
     out_dt, epi, count = (fused.dtype, fused.epilogue, fused.count) if fused else (acc_dt, 0, 1)
     init = acc_dt.type(_identity(code, acc_dt))
@@ -124,14 +119,18 @@ def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, fused:
         # Rows per task: enough that short rows share the task bookkeeping, few enough that
         # every thread gets several tasks, at most 8192 accumulators.
         row = math.ceil(d / splits)
-        per = max(1 << 14 // max(row, 1), c // max(1, math.ceil(8 * _threads() / (a * splits))))
+        per = max(1 << 14 // max(row, 1), c // max(1, math.ceil(8 * threads / (a * splits))))
         per = max(1, min(per, c, 8192))
-        k.reduce_rows(x.reshape(a, b, c, d), splits, part, out, code, init, epi, count, per)
+        tasks = a * math.ceil(c / per) * splits
+        jit.parallel_for(k.reduce_rows, tasks, threads, x.reshape(a, b, c, d), splits, part, out, code, init, epi,
+                         count, per)
     else:
         # column sums run in the element's lanes between flushes: float32 for float32 and
         # float16 (widened) input, the accumulator's type otherwise
         zero = np.float32(0) if x.dtype in (np.float32, np.uint16) else acc_dt.type(0)
-        k.reduce_columns(x.reshape(a, b, c, d, e), splits, part, out, code, init, epi, count, k.TILE, zero)
+        tasks = a * c * splits * math.ceil(e / k.TILE)
+        jit.parallel_for(k.reduce_columns, tasks, threads, x.reshape(a, b, c, d, e), splits, part, out, code, init,
+                         epi, count, k.TILE, zero)
     if splits == 1:
         return out, fused is not None
     with np.errstate(all="ignore"):
@@ -214,10 +213,13 @@ def plan_layout(shape: tuple[int, ...], axes: tuple[int, ...]):
     return (1, 1, n_kept, math.prod(shape) // max(n_kept, 1), 1), None, tuple(kept + list(axes))
 
 
-def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int, fused: Fused | None = None):
+def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int, fused: Fused | None = None,
+               force: bool = False):
     """Reduce x over `axes`: (flat values with kept dims in C order, finished). Unfinished
-    values are the 64-bit accumulators; finished ones went through `fused` in the kernel."""
-    if x.size < config.SMALL_ELEMENTS:
+    values are the 64-bit accumulators; finished ones went through `fused` in the kernel.
+    Small inputs, and inputs for which loading numba does not pay yet (kernels.jit), take the
+    numpy path; `force` takes the kernels whatever the size."""
+    if not force and (x.size < config.SMALL_ELEMENTS or not jit.use(x.nbytes)):
         acc_dt = np.dtype(np.float64) if x.dtype.kind == "f" else np.dtype(np.uint64 if x.dtype == np.uint64 else np.int64)
         return _accumulate_numpy(x, axes, first, acc_dt), False
     work, acc_dt = _acc_dtype(x)
@@ -266,7 +268,8 @@ def _finish(acc: np.ndarray, finish: int, count: int, et: str) -> np.ndarray:
         return acc.astype(out_dt)
 
 
-def reduce_array(x: np.ndarray, axes: tuple[int, ...], kind: ReduceKind | str, keep_dims: bool, et: str) -> np.ndarray:
+def reduce_array(x: np.ndarray, axes: tuple[int, ...], kind: ReduceKind | str, keep_dims: bool, et: str,
+                 force: bool = False) -> np.ndarray:
     """Reduce `x` (storage dtype of element type `et`) over normalized, sorted, unique `axes`."""
     if isinstance(kind, str):
         kind = KINDS[kind]
@@ -283,7 +286,7 @@ def reduce_array(x: np.ndarray, axes: tuple[int, ...], kind: ReduceKind | str, k
     fused = None
     if et in ("f32", "f64"):
         fused = Fused(out_dt, kind.finish, count)
-    values, finished = accumulate(x, axes, kind.first, kind.combine, fused)
+    values, finished = accumulate(x, axes, kind.first, kind.combine, fused, force)
     if finished:
         return values.reshape(out_shape)
     return _finish(values, kind.finish, count, et).reshape(out_shape)
@@ -332,7 +335,7 @@ def _merged_layout(shapes: list[tuple[int, ...]], out_shape: tuple[int, ...]):
     return dims, merged
 
 
-def mean_broadcast(xs: list[np.ndarray], et: str) -> np.ndarray:
+def mean_broadcast(xs: list[np.ndarray], et: str, force: bool = False) -> np.ndarray:
     """ONNX Mean: element-wise mean of broadcast inputs, one fused pass, float64 accumulation."""
     out_shape = np.broadcast_shapes(*(x.shape for x in xs))
     out_dt = numpy_dtype(et)
@@ -340,7 +343,9 @@ def mean_broadcast(xs: list[np.ndarray], et: str) -> np.ndarray:
     dims, strides = _merged_layout([x.shape for x in xs], out_shape)
     # The fused kernel pays off on vector-length rows; float16 output needs numpy's one-step
     # double -> half rounding after it, which costs more than the fusion saves (measured).
-    if n == 0 or n * len(xs) < config.SMALL_ELEMENTS or dims[-1] < 16 or out_dt == np.float16:
+    nbytes = sum(x.nbytes for x in xs)
+    small = n * len(xs) < config.SMALL_ELEMENTS or not jit.use(nbytes)
+    if n == 0 or (small and not force) or dims[-1] < 16 or out_dt == np.float16:
         acc = np.zeros(out_shape, np.float64)
         with np.errstate(all="ignore"):
             for x in xs:
@@ -360,7 +365,9 @@ def mean_broadcast(xs: list[np.ndarray], et: str) -> np.ndarray:
     steps = np.array([st[-1] for st in strides], np.int64)
     flat = [np.ascontiguousarray(x).reshape(-1) for x in xs]
     out = np.empty((outer, inner), np.float32 if et == "bf16" else out_dt)
-    k.mean_rows(k.array_list(flat), offsets, steps, out, max(1, 16384 // inner))
+    per = max(1, 16384 // inner)
+    jit.parallel_for(k.mean_rows, math.ceil(outer / per), jit.threads_for(nbytes), k.array_list(flat), offsets,
+                     steps, out, per)
     if et == "bf16":
         out = round_bf16(out)
     return out.reshape(out_shape)

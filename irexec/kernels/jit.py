@@ -1,0 +1,302 @@
+"""When numba pays, where its compiled kernels are cached, and the threads that run them.
+
+Importing numba costs 0.4-0.7 s and compiling irexec's kernels about 20 s on a cold cache, while
+OpenVINO reads, compiles and runs a small model in 0.3 s. So numba is a choice made per call by a
+cost model, never a default:
+
+- `use(nbytes)`: the kernels are taken when they are already loaded in this process, or when
+  this one call saves more time than loading them costs (about 1 s from a warm cache, 20 s to
+  compile). Otherwise the caller runs its numpy path (same accumulation rules, slower), and the
+  time numba would have saved is added up: once that exceeds the loading cost, a background
+  thread loads the kernels while numpy keeps serving calls. A one-shot `irexec run` therefore
+  never waits for a compile; a long-lived process switches to numba once it pays.
+- `IREXEC_JIT=always` loads the kernels on first use (tests, benchmarks), `never` keeps numpy.
+- `load()` imports and compiles every kernel family (each registers a `warm` function that
+  calls its kernels on tiny inputs), printing one notice on stderr when that means compiling.
+
+Kernels are serial, `nogil` numba functions over a task range; `parallel_for` runs the ranges on
+a small pool of Python threads, and only when the work is large enough to pay for threads
+(`config.THREAD_MIN_BYTES`): numba's parallel regions wait for every thread, so one thread
+preempted by another process stalled a 0.1 ms reduction for 4-8 ms; here the busy threads take
+the remaining chunks. Serial kernels also compile several times faster than `parallel=True`.
+
+The cache goes to `config.CACHE_DIR` (default ~/.cache/irexec/numba, or $XDG_CACHE_HOME), set on
+numba's config even when numba was imported first; when no such folder is writable the kernels
+run uncached, with one warning, and nothing is ever written into the installed package.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import os
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .. import config
+
+# measured on the 2-core CI machine (tools/bench_reduce.py): numpy's float64-accumulating
+# reductions read ~8 GB/s, the kernels ~35 GB/s
+NUMPY_BYTES_PER_S = 8e9
+NUMBA_BYTES_PER_S = 35e9
+LOAD_WARM_S = 2.0  # import numba + load every kernel from the cache (measured 0.5 + 1-2 s)
+LOAD_COLD_S = 40.0  # import numba + compile every kernel (measured 20-50 s on 2 busy cores)
+
+# kernel families: module name -> its `warm()` compiles every specialization irexec uses
+KERNEL_MODULES: list[str] = ["irexec.kernels.reduce.loops"]
+
+_lock = threading.Lock()  # counters and state changes
+_load_lock = threading.Lock()  # one loader at a time
+_state = "cold"  # cold | loading | ready | failed
+_saved = 0.0  # seconds numba would have saved so far in this process
+_loader: threading.Thread | None = None
+_warned_cache = False
+
+
+# ---- the cache -------------------------------------------------------------------------------
+
+
+def _writable_dir(path: Path) -> bool:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+        return True
+    except OSError:
+        return False
+
+
+def _decide_cache_dir() -> str | None:
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return os.environ["NUMBA_CACHE_DIR"]
+    if os.environ.get("IREXEC_CACHE_DIR"):
+        path = Path(os.environ["IREXEC_CACHE_DIR"])
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        path = Path(base) / "irexec" / "numba"
+    return str(path) if _writable_dir(path) else None
+
+
+CACHE_DIR = _decide_cache_dir()
+CACHE = CACHE_DIR is not None
+if CACHE:
+    os.environ.setdefault("NUMBA_CACHE_DIR", CACHE_DIR)
+
+
+def _configure_numba(numba) -> None:
+    """Point an already imported numba at irexec's cache (NUMBA_CACHE_DIR is read at import)."""
+    global _warned_cache
+    if CACHE_DIR is not None and getattr(numba.config, "CACHE_DIR", "") != CACHE_DIR:
+        numba.config.CACHE_DIR = CACHE_DIR
+    if not CACHE and not _warned_cache:
+        _warned_cache = True
+        print("irexec: warning: no writable cache folder (set IREXEC_CACHE_DIR); kernels compile "
+              "again in every process", file=sys.stderr)
+
+
+def njit(**options):
+    """numba.njit with irexec's defaults: serial, nogil, cached when a cache folder is writable."""
+    import numba
+
+    _configure_numba(numba)
+    options.setdefault("nogil", True)
+    options.setdefault("cache", CACHE)
+    return numba.njit(**options)
+
+
+def cache_is_warm() -> bool:
+    """Whether every kernel family has compiled code in the cache (a file check: no numba import)."""
+    if not CACHE:
+        return False
+    folder = Path(CACHE_DIR)
+    for name in KERNEL_MODULES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            return False
+        stem = Path(spec.origin).stem
+        if not any(folder.rglob(f"{stem}.*.nbi")):
+            return False
+    return True
+
+
+# ---- when to use numba ------------------------------------------------------------------------
+
+
+def ready() -> bool:
+    return _state == "ready"
+
+
+def use(nbytes: int) -> bool:
+    """Whether a reduction reading `nbytes` should run the numba kernels now (see the module doc)."""
+    global _saved
+    mode = config.JIT
+    if mode == "never" or _state == "failed":
+        return False
+    if _state == "ready":
+        return True
+    if mode == "always":
+        return load()
+    saving = nbytes / NUMPY_BYTES_PER_S - nbytes / NUMBA_BYTES_PER_S
+    cost = LOAD_WARM_S if cache_is_warm() else LOAD_COLD_S
+    if _state in ("cold", "loading") and saving > cost:
+        return load()
+    with _lock:
+        _saved += saving
+        start = _state == "cold" and _saved > cost
+    if start:
+        load_in_background()
+    return False
+
+
+def load(notify: bool = True, full: bool = False) -> bool:
+    """Import every kernel family; True when ready. With `full`, also compile (or load from the
+    cache) every specialization now; otherwise each loads on its first call."""
+    global _state
+    with _load_lock:
+        if _state == "ready" and not full:
+            return True
+        cold = not cache_is_warm()
+        if notify and cold:
+            where = CACHE_DIR or "nowhere: no writable cache folder"
+            print(f"irexec: compiling numba kernels (about {LOAD_COLD_S:.0f} s, once; cached in {where}; "
+                  "`irexec warmup` does this ahead of time)", file=sys.stderr)
+        try:
+            for name in KERNEL_MODULES:
+                module = importlib.import_module(name)
+                if full:
+                    module.warm()
+        except Exception as e:  # a broken numba install: the numpy paths still work
+            _state = "failed"
+            print(f"irexec: warning: numba kernels unavailable ({type(e).__name__}: {e}); using numpy",
+                  file=sys.stderr)
+            return False
+        _state = "ready"
+        return True
+
+
+def load_in_background() -> None:
+    global _loader, _state
+    with _lock:
+        if _state != "cold":
+            return
+        _state = "loading"
+    _loader = threading.Thread(target=load, kwargs={"notify": False, "full": True}, name="irexec-jit-loader",
+                               daemon=True)
+    _loader.start()
+
+
+def wait_loaded(timeout: float | None = None) -> bool:
+    if _loader is not None:
+        _loader.join(timeout)
+    return ready()
+
+
+# ---- threads ----------------------------------------------------------------------------------
+
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_serial = threading.Lock()  # held by callers when a kernel must not run concurrently
+
+
+def num_threads() -> int:
+    return config.NUM_THREADS
+
+
+def set_num_threads(n: int) -> None:
+    """Threads irexec's kernels may use (default: the machine's cores, or IREXEC_NUM_THREADS)."""
+    if not isinstance(n, int) or n < 1:
+        raise ValueError("the number of threads must be a positive integer")
+    config.NUM_THREADS = n
+
+
+def threads_for(nbytes: int) -> int:
+    """Threads worth using for work reading `nbytes` (1 below config.THREAD_MIN_BYTES)."""
+    if nbytes < config.THREAD_MIN_BYTES:
+        return 1
+    return max(1, min(config.NUM_THREADS, nbytes // max(1, config.THREAD_MIN_BYTES // 2)))
+
+
+def _get_pool(n: int) -> ThreadPoolExecutor:
+    global _pool, _pool_size
+    with _lock:
+        if _pool is None or _pool_size < n:
+            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="irexec-kernel")
+            _pool_size = n
+        return _pool
+
+
+def _from_cache(e: BaseException) -> bool:
+    """Whether an exception came out of numba's cache (a corrupt or foreign entry)."""
+    import traceback
+
+    return any(fr.filename.endswith(("caching.py", "serialize.py")) for fr in traceback.extract_tb(e.__traceback__))
+
+
+def _purge(kernel) -> None:
+    """Delete the cache entries of the kernel's module, so numba compiles them afresh."""
+    source = getattr(getattr(kernel, "py_func", None), "__code__", None)
+    if not CACHE or source is None:
+        return
+    stem = Path(source.co_filename).stem
+    for f in Path(CACHE_DIR).rglob(f"{stem}.*.nb*"):
+        try:
+            f.unlink()
+        except OSError:
+            pass
+    print(f"irexec: warning: damaged cache entries for {stem} removed; compiling them again", file=sys.stderr)
+
+
+def call(kernel, *args):
+    """kernel(*args), recovering once from a damaged or foreign cache entry."""
+    try:
+        return kernel(*args)
+    except Exception as e:
+        if not _from_cache(e):
+            raise
+    _purge(kernel)
+    return kernel(*args)
+
+
+def parallel_for(kernel, n_tasks: int, threads: int, *args) -> None:
+    """kernel(t_lo, t_hi, *args) over tasks 0..n_tasks in chunks; the calling thread works too and
+    every thread pulls the next chunk when done, so a preempted thread delays only its own chunk.
+    The first chunk runs alone, so a compile or cache load happens once, in the calling thread."""
+    if threads <= 1 or n_tasks <= 1:
+        call(kernel, 0, n_tasks, *args)
+        return
+    n_chunks = min(n_tasks, 4 * threads)
+    bounds = [n_tasks * i // n_chunks for i in range(n_chunks + 1)]
+    call(kernel, bounds[0], bounds[1], *args)
+    counter = itertools.count(1)
+    take = threading.Lock()
+
+    def worker():
+        while True:
+            with take:
+                i = next(counter)
+            if i >= n_chunks:
+                return
+            kernel(bounds[i], bounds[i + 1], *args)
+
+    pool = _get_pool(threads - 1)
+    futures = [pool.submit(worker) for _ in range(threads - 1)]
+    worker()
+    for f in futures:
+        f.result()
+
+
+def timed_load() -> dict:
+    """For `irexec bench`: seconds to import numba and to compile or load the kernels."""
+    t0 = time.perf_counter()
+    import numba  # noqa: F401
+
+    t1 = time.perf_counter()
+    warm = cache_is_warm()
+    ok = load(full=True)
+    t2 = time.perf_counter()
+    return {"import_numba_s": t1 - t0, "kernels_s": t2 - t1, "kernels_from": "cache" if warm else "compiled",
+            "ready": ok}
