@@ -108,16 +108,28 @@ def execute(plan: Plan, specs: dict[ValueKey, TensorSpec], feeds: dict[ValueKey,
     return owned_outputs([env[key] for key in plan.results], plan, feeds)
 
 
+def _root(a: np.ndarray):
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
 def owned_outputs(values: list[np.ndarray], plan: Plan, feeds: dict) -> list[np.ndarray]:
-    """The values, each an array no one else holds: constants, feeds, views (of anything) and
-    repeats are copied."""
-    external = {id(v) for v in plan.constants.values()} | {id(v) for v in feeds.values()}
+    """The values, each an array no one else holds: a value whose memory belongs to a constant or
+    a feed, to a buffer that is not a numpy array (a memory map), or to another returned value is
+    copied; a fresh result (or a view of one no one else returns) is returned as it is."""
+    external = {id(_root(v)) for v in plan.constants.values()} | {id(_root(v)) for v in feeds.values()}
     seen: set[int] = set()
     out = []
     for value in values:
-        if id(value) in external or id(value) in seen or not value.flags.owndata or not value.flags.writeable:
+        root = _root(value)
+        if (
+            id(root) in external or id(root) in seen or root.base is not None
+            or not value.flags.writeable or not root.flags.owndata
+        ):
             value = value.copy()
-        seen.add(id(value))
+            root = value
+        seen.add(id(root))
         out.append(value)
     return out
 
