@@ -28,6 +28,7 @@ class Step:
     operands: tuple[ValueKey, ...]
     outputs: tuple[ValueKey, ...]
     release: tuple[ValueKey, ...]  # values whose last use is this step
+    expect: tuple = ()  # per output (numpy dtype, static shape or None): the fast output check
 
 
 @dataclass(frozen=True)
@@ -54,11 +55,18 @@ def make_plan(graph: Graph, found: Inferred) -> Plan:
     for key, i in last.items():
         if key not in keep:
             releases.setdefault(i, []).append(key)
+    def expect(key):
+        spec = specs[key]
+        if spec.dtype is None:
+            return (None, None)
+        return (numpy_dtype(spec.dtype), spec.shape if spec.is_static else None)
+
     steps = tuple(
         Step(
             lid, found.ops.get(lid), found.sigs.get(lid), graph.operands[lid],
             tuple((lid, j) for j in range(len(graph.layers[lid].outputs))),
             tuple(releases.get(i, ())),
+            tuple(expect((lid, j)) for j in range(len(graph.layers[lid].outputs))),
         )
         for i, lid in enumerate(run)
     )
@@ -96,15 +104,19 @@ def run_step(step: Step, args: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def execute(plan: Plan, specs: dict[ValueKey, TensorSpec], feeds: dict[ValueKey, np.ndarray]) -> list[np.ndarray]:
+    """The run loop: a few microseconds per layer (tools/bench_models.py --overhead measures it).
+    Floating-point warnings are off for the whole run (IEEE results, as OpenVINO gives them)."""
     env: dict[ValueKey, np.ndarray] = dict(plan.constants)
     env.update(feeds)
-    for step in plan.steps:
-        values = run_step(step, [env[k] for k in step.operands])
-        for key, value in zip(step.outputs, values):
-            _check_output(value, specs[key], step)
-            env[key] = value
-        for key in step.release:
-            env.pop(key, None)
+    with np.errstate(all="ignore"):
+        for step in plan.steps:
+            values = run_step(step, [env[k] for k in step.operands])
+            for key, value, (dt, shape) in zip(step.outputs, values, step.expect):
+                if value.dtype is not dt or (shape is not None and value.shape != shape):
+                    _check_output(value, specs[key], step)
+                env[key] = value
+            for key in step.release:
+                del env[key]
     return owned_outputs([env[key] for key in plan.results], plan, feeds)
 
 
@@ -153,12 +165,11 @@ def execute_traced(
             kept[key] = value
     for step in plan.steps:
         args = [env[k] for k in step.operands]
-        if clock is not None:
-            t0 = clock()
+        with np.errstate(all="ignore"):
+            t0 = clock() if clock is not None else 0.0
             values = run_step(step, args)
-            times.append((step, clock() - t0))
-        else:
-            values = run_step(step, args)
+            if clock is not None:
+                times.append((step, clock() - t0))
         for key, value in zip(step.outputs, values):
             _check_output(value, specs[key], step)
             env[key] = value

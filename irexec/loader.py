@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .dtypes import bits
 from .errors import FormatError, IRExecError, LimitError, ShapeInferenceError, UnsupportedOpError
 from .ir.graph import Graph, ValueKey, edge_hint
@@ -149,7 +151,8 @@ def _build(cls, layer, context: Context, graph: Graph) -> Op:
 
 def _fold(op: Op, ins: list[TensorSpec], outs: list[TensorSpec], sig: Sig, where) -> list[TensorSpec]:
     try:
-        values = op.compute([s.value for s in ins], sig)
+        with np.errstate(all="ignore"):
+            values = op.compute([s.value for s in ins], sig)
     except IRExecError as e:
         raise attach(e, where) from None
     except (ValueError, TypeError, ArithmeticError, IndexError, MemoryError) as e:
