@@ -218,3 +218,28 @@ def window_out_dim(size: Dim, kernel: int, stride: int, dilation: int, begin, en
             f"window of {kernel} (dilation {dilation}) does not fit dim {size} padded by {begin}+{end}"
         )
     return (-(-span // stride) if ceil else span // stride) + 1
+
+
+# ---- shape values: the elements of small integer tensors that shape subgraphs compute ---------
+
+
+def elements(spec: TensorSpec) -> list | None:
+    """The elements of a 0-d or 1-D tensor as far as loading knows them (ints, None where
+    unknown), from its constant value or its partial value; None when nothing is known."""
+    if spec.value is not None and spec.value.ndim <= 1 and spec.value.dtype.kind in "iub":
+        return [int(v) for v in spec.value.reshape(-1).tolist()]
+    if spec.partial is not None:
+        return list(spec.partial)
+    return None
+
+
+def with_elements(dtype: str, shape, elems) -> TensorSpec:
+    """A 1-D (or 0-d) integer spec whose known elements are kept: as its value when all are
+    known (the layer then needs no run), else as its partial value."""
+    if elems is not None and shape is not None and all(e is not None for e in elems):
+        from .dtypes import numpy_dtype
+
+        return TensorSpec(dtype, shape, np.array(elems, numpy_dtype(dtype)).reshape(shape))
+    if elems is None or all(e is None for e in elems) or shape is None or len(shape) != 1:
+        return TensorSpec(dtype, shape)
+    return TensorSpec(dtype, shape, partial=tuple(elems))

@@ -4,7 +4,20 @@ Adding an op: one class in its family's file (TYPE, VERSIONS, `Attr` fields, `in
 and a row in the tests' op table.
 """
 
-from . import elementwise, movement, reduce, structural  # noqa: F401
+from . import (  # noqa: F401
+    activation,
+    attention,
+    conv,
+    elementwise,
+    indexing,
+    interpolate,
+    linalg,
+    movement,
+    normalization,
+    pool,
+    reduce,
+    structural,
+)
 from .registry import MAX_OPSET, lookup, supported
 
 __all__ = ["MAX_OPSET", "lookup", "supported"]

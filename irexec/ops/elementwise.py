@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dtypes import FLOAT_TYPES, NUMERIC_TYPES, cast, numpy_dtype, round_bf16
+from ..dtypes import FLOAT_TYPES, INT_TYPES, NUMERIC_TYPES, SUB_BYTE_TYPES, cast, numpy_dtype, round_bf16
 from ..errors import ExecutionError, FormatError
 from ..kernels.reduce import mean_broadcast
 from ..shapes import TensorSpec, broadcast_shapes, format_shape
@@ -32,7 +32,7 @@ class Binary(Op):
 
     VERSIONS = (1,)
     INPUTS = (2, 2)
-    auto_broadcast = Attr("str", "numpy", choices=("numpy", "none"))
+    auto_broadcast = Attr("str", "numpy", choices=("numpy", "none", "pdpd"))
     DTYPES = NUMERIC_TYPES
 
     def infer(self, inputs):
@@ -160,3 +160,220 @@ class Mean(Op):
     def compute(self, inputs, sig):
         self.check_output(np.broadcast_shapes(*(x.shape for x in inputs)), sig.outs[0], sig)
         return [mean_broadcast(list(inputs), sig.outs[0])]
+
+
+# ---- more unary math ----------------------------------------------------------------------------
+
+
+def _erf_op(x):
+    from ._math import erf
+
+    return erf(x, exact=x.dtype == np.float64)
+
+
+def _round_even(x):
+    return np.round(x)
+
+
+Erf = _unary("Erf", _erf_op, True)
+Sin = _unary("Sin", np.sin, True)
+Cos = _unary("Cos", np.cos, True)
+Tan = _unary("Tan", np.tan, True)
+Sinh = _unary("Sinh", np.sinh, True)
+Cosh = _unary("Cosh", np.cosh, True)
+Asin = _unary("Asin", np.arcsin, True)
+Acos = _unary("Acos", np.arccos, True)
+Atan = _unary("Atan", np.arctan, True)
+Floor = _unary("Floor", np.floor, False)
+Ceiling = _unary("Ceiling", np.ceil, False)
+Sign = _unary("Sign", np.sign, False)
+
+
+@register
+class Round(Unary):
+    """Round-5: half_to_even (banker's) or half_away_from_zero; integers are returned as they are."""
+
+    TYPE = "Round"
+    VERSIONS = (5,)
+    mode = Attr("str", "half_to_even", choices=("half_to_even", "half_away_from_zero"))
+
+    def compute(self, inputs, sig):
+        (x,) = inputs
+        if x.dtype.kind in "iu":
+            return [x.copy()]
+        if self.mode == "half_to_even":
+            return [_finish(np.round(x), sig.outs[0])]
+        return [_finish(np.sign(x) * np.floor(np.abs(x) + x.dtype.type(0.5)), sig.outs[0])]
+
+
+class _Predicate(Unary):
+    """A float test with a boolean result (integers are never NaN or infinite)."""
+
+    DTYPES = NUMERIC_TYPES
+
+    def infer(self, inputs):
+        self.require_dtype(inputs[0], self.DTYPES)
+        return [TensorSpec("boolean", inputs[0].shape)]
+
+
+@register
+class IsNaN(_Predicate):
+    TYPE = "IsNaN"
+    VERSIONS = (10,)
+
+    def compute(self, inputs, sig):
+        (x,) = inputs
+        return [np.isnan(x) if x.dtype.kind == "f" else np.zeros(x.shape, bool)]
+
+
+@register
+class IsFinite(_Predicate):
+    TYPE = "IsFinite"
+    VERSIONS = (10,)
+
+    def compute(self, inputs, sig):
+        (x,) = inputs
+        return [np.isfinite(x) if x.dtype.kind == "f" else np.ones(x.shape, bool)]
+
+
+@register
+class IsInf(_Predicate):
+    TYPE = "IsInf"
+    VERSIONS = (10,)
+    detect_negative = Attr("bool", True)
+    detect_positive = Attr("bool", True)
+
+    def compute(self, inputs, sig):
+        (x,) = inputs
+        if x.dtype.kind != "f":
+            return [np.zeros(x.shape, bool)]
+        out = np.zeros(x.shape, bool)
+        if self.detect_positive:
+            out |= x == np.inf
+        if self.detect_negative:
+            out |= x == -np.inf
+        return [out]
+
+
+# ---- binary: remainders, comparisons, logic, bits ---------------------------------------------------
+
+
+@register
+class Mod(Binary):
+    """Mod-1: truncated remainder (the sign of the dividend), as C's fmod."""
+
+    TYPE = "Mod"
+
+    def compute(self, inputs, sig):
+        a, b = inputs
+        if a.dtype.kind in "iu" and np.any(b == 0):
+            raise ExecutionError("integer Mod by zero", self.where)
+        return [_finish(np.asarray(np.fmod(a, b)), sig.outs[0])]
+
+
+@register
+class FloorMod(Binary):
+    """FloorMod-1: remainder with the sign of the divisor (Python's %)."""
+
+    TYPE = "FloorMod"
+
+    def compute(self, inputs, sig):
+        a, b = inputs
+        if a.dtype.kind in "iu" and np.any(b == 0):
+            raise ExecutionError("integer FloorMod by zero", self.where)
+        return [_finish(np.asarray(np.mod(a, b)), sig.outs[0])]
+
+
+SquaredDifference = _binary("SquaredDifference", lambda a, b: np.square(np.subtract(a, b)))
+
+
+class Compare(Binary):
+    """A comparison with numpy broadcasting and a boolean result."""
+
+    DTYPES = NUMERIC_TYPES | {"boolean"}
+
+    def infer(self, inputs):
+        (out,) = super().infer(inputs)
+        return [TensorSpec("boolean", out.shape)]
+
+    def compute(self, inputs, sig):
+        return [np.asarray(self.fn(inputs[0], inputs[1]))]
+
+
+def _compare(type_name: str, fn):
+    cls = type(type_name, (Compare,), {"TYPE": type_name, "fn": staticmethod(fn)})
+    cls.__doc__ = f"OpenVINO {type_name}-1: element-wise comparison, boolean result."
+    return register(cls)
+
+
+Equal = _compare("Equal", np.equal)
+NotEqual = _compare("NotEqual", np.not_equal)
+Less = _compare("Less", np.less)
+LessEqual = _compare("LessEqual", np.less_equal)
+Greater = _compare("Greater", np.greater)
+GreaterEqual = _compare("GreaterEqual", np.greater_equal)
+
+
+class Logical(Binary):
+    DTYPES = frozenset({"boolean"})
+
+    def compute(self, inputs, sig):
+        return [np.asarray(self.fn(inputs[0], inputs[1]))]
+
+
+def _logical(type_name: str, fn, base=Logical, versions=(1,), dtypes=None):
+    attrs = {"TYPE": type_name, "fn": staticmethod(fn), "VERSIONS": versions}
+    if dtypes is not None:
+        attrs["DTYPES"] = dtypes
+    cls = type(type_name, (base,), attrs)
+    cls.__doc__ = f"OpenVINO {type_name}: element-wise, with numpy broadcasting."
+    return register(cls)
+
+
+LogicalAnd = _logical("LogicalAnd", np.logical_and)
+LogicalOr = _logical("LogicalOr", np.logical_or)
+LogicalXor = _logical("LogicalXor", np.logical_xor)
+_BITS = (INT_TYPES - SUB_BYTE_TYPES) | {"boolean"}
+BitwiseAnd = _logical("BitwiseAnd", np.bitwise_and, versions=(13,), dtypes=_BITS)
+BitwiseOr = _logical("BitwiseOr", np.bitwise_or, versions=(13,), dtypes=_BITS)
+BitwiseXor = _logical("BitwiseXor", np.bitwise_xor, versions=(13,), dtypes=_BITS)
+
+
+@register
+class LogicalNot(Unary):
+    TYPE = "LogicalNot"
+    DTYPES = frozenset({"boolean"})
+    fn = staticmethod(np.logical_not)
+
+
+@register
+class BitwiseNot(Unary):
+    TYPE = "BitwiseNot"
+    VERSIONS = (13,)
+    DTYPES = _BITS
+    fn = staticmethod(np.invert)
+
+
+@register
+class Select(Op):
+    """Select-1: where(cond, then, else) with numpy broadcasting of all three (auto_broadcast
+    numpy), or equal shapes (none)."""
+
+    TYPE = "Select"
+    VERSIONS = (1,)
+    INPUTS = (3, 3)
+    auto_broadcast = Attr("str", "numpy", choices=("numpy", "none", "pdpd"))
+
+    def infer(self, inputs):
+        cond, a, b = inputs
+        if cond.dtype != "boolean":
+            raise FormatError(f"condition has element type {cond.dtype}; boolean is required", self.where)
+        if a.dtype != b.dtype:
+            raise FormatError(f"then/else have element types {a.dtype} and {b.dtype}; they must match", self.where)
+        return [TensorSpec(a.dtype, broadcast_shapes([cond.shape, a.shape, b.shape]))]
+
+    def compute(self, inputs, sig):
+        cond, a, b = inputs
+        if not sig.static:
+            self.check_output(np.broadcast_shapes(cond.shape, a.shape, b.shape), sig.outs[0], sig)
+        return [np.where(cond, a, b)]

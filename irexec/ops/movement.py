@@ -169,3 +169,649 @@ class Reshape(Op):
     def compute(self, inputs, sig):
         data, target = inputs
         return [data.reshape(self._target(data.shape, target))]
+
+
+def _ints_of(op: Op, spec: TensorSpec, what: str):
+    """The constant integer values of an auxiliary input (None when only known at run time)."""
+    if spec.dtype not in AXES_TYPES:
+        raise FormatError(f"{what} has element type {spec.dtype}; an integer type is required", op.where)
+    if spec.value is None:
+        return None
+    return [int(v) for v in np.asarray(spec.value).reshape(-1).tolist()]
+
+
+def _axis(op: Op, axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise ShapeInferenceError(f"axis {axis} is out of the range [{-rank}, {rank - 1}]", op.where)
+    return axis + rank if axis < 0 else axis
+
+
+def _same_dtype(op: Op, inputs) -> str:
+    return op.require_same_dtype(inputs)
+
+
+@register
+class Transpose(Op):
+    """Transpose-1: permute dims by the `order` input; an empty order reverses them."""
+
+    TYPE = "Transpose"
+    VERSIONS = (1,)
+    INPUTS = (2, 2)
+
+    def _order(self, order, rank):
+        if not order:
+            return list(range(rank - 1, -1, -1))
+        norm = [o + rank if o < 0 else o for o in order]
+        if sorted(norm) != list(range(rank)):
+            raise ShapeInferenceError(f"order {order} is not a permutation of {rank} axes", self.where)
+        return norm
+
+    def infer(self, inputs):
+        data, order = inputs
+        o = _ints_of(self, order, "order")
+        if data.shape is None:
+            return [TensorSpec(data.dtype, None)]
+        if o is None:
+            return [TensorSpec(data.dtype, (None,) * len(data.shape))]
+        return [TensorSpec(data.dtype, tuple(data.shape[i] for i in self._order(o, len(data.shape))))]
+
+    def compute(self, inputs, sig):
+        data, order = inputs
+        return [np.transpose(data, self._order(order.reshape(-1).tolist(), data.ndim))]
+
+
+@register
+class Concat(Op):
+    """Concat-1: join inputs along `axis` (negative counts from the end)."""
+
+    TYPE = "Concat"
+    VERSIONS = (1,)
+    INPUTS = (1, None)
+    axis = Attr("int")
+
+    def infer(self, inputs):
+        et = _same_dtype(self, inputs)
+        ranks = {len(s.shape) for s in inputs if s.shape is not None}
+        if len(ranks) > 1:
+            raise ShapeInferenceError(f"inputs have ranks {sorted(ranks)}; they must match", self.where)
+        if not ranks:
+            return [TensorSpec(et, None)]
+        rank = ranks.pop()
+        ax = _axis(self, self.axis, rank)
+        out = []
+        for i in range(rank):
+            dims = [s.shape[i] if s.shape is not None else None for s in inputs]
+            if i == ax:
+                out.append(None if any(d is None for d in dims) else sum(dims))
+                continue
+            known = {d for d in dims if d is not None}
+            if len(known) > 1:
+                raise ShapeInferenceError(
+                    f"dim {i} differs between inputs ({', '.join(format_shape(s.shape) for s in inputs)})", self.where
+                )
+            out.append(known.pop() if known else None)
+        if rank == 1 and et in AXES_TYPES:
+            from ..shapes import elements, with_elements
+
+            parts = [elements(s) for s in inputs]
+            if any(p is not None for p in parts) and all(
+                p is not None or s.is_static for p, s in zip(parts, inputs)
+            ):
+                elems = []
+                for p, s in zip(parts, inputs):
+                    elems.extend(p if p is not None else [None] * s.shape[0])
+                return [with_elements(et, tuple(out), elems)]
+        return [TensorSpec(et, tuple(out))]
+
+    def compute(self, inputs, sig):
+        return [np.concatenate(inputs, axis=self.axis)]
+
+
+class _SplitBase(Op):
+    INPUTS = (2, 3)
+    OUTPUTS = (1, None)
+
+    def _lengths(self, dim, split_values):
+        raise NotImplementedError
+
+    def infer(self, inputs):
+        data, axis_spec = inputs[0], inputs[1]
+        ax = _ints_of(self, axis_spec, "axis")
+        n = len(self.layer.outputs)
+        if data.shape is None or ax is None:
+            return [TensorSpec(data.dtype, None if data.shape is None else (None,) * len(data.shape))] * n
+        if len(ax) != 1:
+            raise ShapeInferenceError(f"axis must be a scalar, got {ax}", self.where)
+        a = _axis(self, ax[0], len(data.shape))
+        lengths = self._lengths(data.shape[a], inputs[2] if len(inputs) > 2 else None)
+        outs = []
+        for length in lengths:
+            shape = list(data.shape)
+            shape[a] = length
+            outs.append(TensorSpec(data.dtype, tuple(shape)))
+        return outs
+
+    def compute(self, inputs, sig):
+        data = inputs[0]
+        a = _axis(self, int(np.asarray(inputs[1]).reshape(-1)[0]), data.ndim)
+        spec = TensorSpec("i64", (len(inputs[2]),), np.asarray(inputs[2])) if len(inputs) > 2 else None
+        lengths = self._lengths(data.shape[a], spec)
+        cuts = np.cumsum(lengths)[:-1]
+        return list(np.split(data, cuts, axis=a))
+
+
+@register
+class Split(_SplitBase):
+    """Split-1: `num_splits` equal parts along the axis input."""
+
+    TYPE = "Split"
+    VERSIONS = (1,)
+    INPUTS = (2, 2)
+    num_splits = Attr("int")
+
+    def _lengths(self, dim, _):
+        n = self.num_splits
+        if n < 1 or n != len(self.layer.outputs):
+            raise FormatError(f"num_splits={n} but the layer has {len(self.layer.outputs)} outputs", self.where)
+        if dim is None:
+            return [None] * n
+        if dim % n:
+            raise ShapeInferenceError(f"dim {dim} does not split into {n} equal parts", self.where)
+        return [dim // n] * n
+
+
+@register
+class VariadicSplit(_SplitBase):
+    """VariadicSplit-1: parts of the given lengths along the axis (one length may be -1)."""
+
+    TYPE = "VariadicSplit"
+    VERSIONS = (1,)
+    INPUTS = (3, 3)
+
+    def _lengths(self, dim, lengths_spec):
+        lengths = _ints_of(self, lengths_spec, "split_lengths")
+        n = len(self.layer.outputs)
+        if lengths is None:
+            return [None] * n
+        if len(lengths) != n:
+            raise ShapeInferenceError(f"{len(lengths)} split_lengths for {n} outputs", self.where)
+        if lengths.count(-1) > 1 or any(v < -1 for v in lengths):
+            raise ShapeInferenceError(f"split_lengths {lengths} are invalid", self.where)
+        if dim is None:
+            return [None if v == -1 else v for v in lengths]
+        known = sum(v for v in lengths if v != -1)
+        if -1 in lengths:
+            if known > dim:
+                raise ShapeInferenceError(f"split_lengths {lengths} exceed dim {dim}", self.where)
+            return [dim - known if v == -1 else v for v in lengths]
+        if known != dim:
+            raise ShapeInferenceError(f"split_lengths {lengths} do not add up to dim {dim}", self.where)
+        return lengths
+
+
+@register
+class Tile(Op):
+    """Tile-1: repeat the data `repeats` times per dim (the shorter of the two is padded with 1s in front)."""
+
+    TYPE = "Tile"
+    VERSIONS = (1,)
+    INPUTS = (2, 2)
+
+    def infer(self, inputs):
+        data, rep = inputs
+        r = _ints_of(self, rep, "repeats")
+        if data.shape is None:
+            return [TensorSpec(data.dtype, None)]
+        if r is None:
+            n = rep.shape[0] if rep.shape and rep.shape[0] is not None else None
+            return [TensorSpec(data.dtype, None if n is None else (None,) * max(n, len(data.shape)))]
+        if any(v < 0 for v in r):
+            raise ShapeInferenceError(f"repeats {r} has a negative value", self.where)
+        rank = max(len(r), len(data.shape))
+        dims = (1,) * (rank - len(data.shape)) + tuple(data.shape)
+        reps = (1,) * (rank - len(r)) + tuple(r)
+        return [TensorSpec(data.dtype, tuple(None if d is None else d * k for d, k in zip(dims, reps)))]
+
+    def compute(self, inputs, sig):
+        data, rep = inputs
+        reps = [int(v) for v in rep.reshape(-1)]
+        if any(v < 0 for v in reps):
+            raise ShapeInferenceError(f"repeats {reps} has a negative value", self.where)
+        shape = tuple(d * k for d, k in zip((1,) * max(0, len(reps) - data.ndim) + data.shape,
+                                           (1,) * max(0, data.ndim - len(reps)) + tuple(reps)))
+        self.check_output(shape, sig.outs[0], sig)
+        return [np.tile(data, reps)]
+
+
+class _BroadcastBase(Op):
+    """Broadcast: numpy (data to target_shape), bidirectional (v3: both ways), explicit
+    (axes_mapping says where data's dims go)."""
+
+    INPUTS = (2, 3)
+
+    def _target(self, spec: TensorSpec):
+        from ..shapes import elements
+
+        if spec.dtype not in AXES_TYPES:
+            raise FormatError(f"target_shape has element type {spec.dtype}", self.where)
+        return elements(spec)
+
+    def _out(self, data_shape, target, axes_mapping):
+        mode = self.mode
+        if mode == "explicit":
+            if axes_mapping is None:
+                return None if target is None else tuple(target)
+            if data_shape is not None and len(axes_mapping) != len(data_shape):
+                raise ShapeInferenceError(
+                    f"axes_mapping {axes_mapping} does not match data rank {len(data_shape)}", self.where
+                )
+            return None if target is None else tuple(target)
+        if target is None or data_shape is None:
+            return None
+        if mode == "bidirectional":
+            return broadcast_partial(self, data_shape, target)
+        rank = len(target)
+        if len(data_shape) > rank:
+            raise ShapeInferenceError(
+                f"data {format_shape(data_shape)} has more dims than target shape {target}", self.where
+            )
+        padded = (1,) * (rank - len(data_shape)) + tuple(data_shape)
+        out = []
+        for d, t in zip(padded, target):
+            if d is not None and t is not None and d != 1 and d != t:
+                raise ShapeInferenceError(
+                    f"data {format_shape(data_shape)} does not broadcast to {target}", self.where
+                )
+            out.append(t if t is not None else (d if d is not None and d != 1 else None))
+        return tuple(out)
+
+    def infer(self, inputs):
+        data, target = inputs[0], inputs[1]
+        t = self._target(target)
+        mapping = _ints_of(self, inputs[2], "axes_mapping") if len(inputs) > 2 else None
+        if self.mode == "explicit" and len(inputs) < 3:
+            raise ShapeInferenceError("explicit mode needs the axes_mapping input", self.where)
+        out = self._out(data.shape, t, mapping)
+        if out is None and t is None and target.shape is not None and target.shape[0] is not None:
+            if self.mode != "bidirectional" or data.shape is None:
+                return [TensorSpec(data.dtype, (None,) * target.shape[0])]
+            return [TensorSpec(data.dtype, (None,) * max(target.shape[0], len(data.shape)))]
+        return [TensorSpec(data.dtype, out)]
+
+    def compute(self, inputs, sig):
+        data, target = inputs[0], [int(v) for v in inputs[1].reshape(-1)]
+        if self.mode == "explicit":
+            mapping = [int(v) for v in inputs[2].reshape(-1)]
+            shape = [1] * len(target)
+            for d, a in zip(data.shape, mapping):
+                shape[a] = d
+            data = data.reshape(shape)
+        elif self.mode == "bidirectional":
+            target = list(np.broadcast_shapes(tuple(target), data.shape))
+        self.check_output(tuple(target), sig.outs[0], sig)
+        try:
+            return [np.broadcast_to(data, tuple(target))]
+        except ValueError:
+            raise ShapeInferenceError(f"data {format_shape(data.shape)} does not broadcast to {target}", self.where) from None
+
+
+def broadcast_partial(op, a, b):
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x == 1:
+            out.append(y)
+        elif y == 1:
+            out.append(x)
+        elif x is None or y is None:
+            out.append(x if y is None and x is not None else (y if x is None and y is not None else None))
+        elif x != y:
+            raise ShapeInferenceError(f"dims {x} and {y} do not broadcast", op.where)
+        else:
+            out.append(x)
+    return tuple(out)
+
+
+@register
+class Broadcast1(_BroadcastBase):
+    TYPE = "Broadcast"
+    VERSIONS = (1,)
+    mode = Attr("str", "numpy", choices=("numpy", "explicit", "pdpd"), xml="mode")
+
+
+@register
+class Broadcast3(_BroadcastBase):
+    TYPE = "Broadcast"
+    VERSIONS = (3,)
+    mode = Attr("str", "numpy", choices=("numpy", "explicit", "bidirectional", "pdpd"), xml="mode")
+
+
+_BIG = 2**62
+
+
+@register
+class StridedSlice(Op):
+    """StridedSlice-1: begin/end/stride per dim with OpenVINO's masks (a 1 in begin_mask or
+    end_mask IGNORES that bound; new_axis_mask inserts a 1-dim; shrink_axis_mask takes one
+    element and drops the dim; ellipsis_mask stands for the remaining dims)."""
+
+    TYPE = "StridedSlice"
+    VERSIONS = (1,)
+    INPUTS = (3, 4)
+    begin_mask = Attr("ints", ())
+    end_mask = Attr("ints", ())
+    new_axis_mask = Attr("ints", ())
+    shrink_axis_mask = Attr("ints", ())
+    ellipsis_mask = Attr("ints", ())
+
+    def _index(self, rank, begin, end, stride):
+        def bit(mask, i):
+            return i < len(mask) and mask[i] == 1
+
+        n = len(begin)
+        if stride is None:
+            stride = [1] * n
+        index = []
+        seen_ellipsis = False
+        specified = sum(1 for i in range(n) if not bit(self.new_axis_mask, i) and not (bit(self.ellipsis_mask, i)))
+        for i in range(n):
+            if bit(self.ellipsis_mask, i) and not seen_ellipsis:
+                seen_ellipsis = True
+                index.extend([slice(None)] * max(0, rank - specified))
+                continue
+            if bit(self.new_axis_mask, i):
+                index.append(None)
+                continue
+            if bit(self.shrink_axis_mask, i):
+                index.append(("shrink", begin[i]))
+                continue
+            if stride[i] == 0:
+                raise ShapeInferenceError("stride 0", self.where)
+            b = None if bit(self.begin_mask, i) else begin[i]
+            e = None if bit(self.end_mask, i) else end[i]
+            index.append(slice(b, e, stride[i]))
+        return index
+
+    def _apply_shape(self, shape, index):
+        out = []
+        dim = 0
+        for item in index:
+            if item is None:
+                out.append(1)
+                continue
+            d = shape[dim] if dim < len(shape) else None
+            dim += 1
+            if isinstance(item, tuple):
+                if d is not None and not -d <= item[1] < d:
+                    raise ShapeInferenceError(f"index {item[1]} is out of range for dim {d}", self.where)
+                continue
+            if d is None:
+                if item.start is None and item.stop is None and item.step == 1:
+                    out.append(None)
+                else:
+                    out.append(None)
+                continue
+            out.append(len(range(*item.indices(d))))
+        out.extend(shape[dim:])
+        return tuple(out)
+
+    def infer(self, inputs):
+        data = inputs[0]
+        begin = _ints_of(self, inputs[1], "begin")
+        end = _ints_of(self, inputs[2], "end")
+        stride = _ints_of(self, inputs[3], "stride") if len(inputs) > 3 else None
+        if data.shape is None:
+            return [TensorSpec(data.dtype, None)]
+        if begin is None or end is None or (len(inputs) > 3 and stride is None):
+            n = inputs[1].shape[0] if inputs[1].shape and inputs[1].shape[0] is not None else None
+            if n is None or any(self.ellipsis_mask) or any(self.new_axis_mask) or any(self.shrink_axis_mask):
+                return [TensorSpec(data.dtype, None)]
+            return [TensorSpec(data.dtype, (None,) * len(data.shape))]
+        index = self._index(len(data.shape), begin, end, stride)
+        shape = self._apply_shape(data.shape, index)
+        if len(data.shape) == 1 and data.dtype in AXES_TYPES:
+            from ..shapes import elements, with_elements
+
+            elems = elements(data)
+            if elems is not None and len(elems) == data.shape[0]:
+                sliced = _slice_list(elems, index)
+                if sliced is not None:
+                    return [with_elements(data.dtype, shape, sliced)]
+        return [TensorSpec(data.dtype, shape)]
+
+    def compute(self, inputs, sig):
+        data = inputs[0]
+        begin = [int(v) for v in inputs[1].reshape(-1)]
+        end = [int(v) for v in inputs[2].reshape(-1)]
+        stride = [int(v) for v in inputs[3].reshape(-1)] if len(inputs) > 3 else None
+        index = self._index(data.ndim, begin, end, stride)
+        self._apply_shape(data.shape, index)  # range checks
+        np_index = tuple(item[1] if isinstance(item, tuple) else item for item in index)
+        return [np.asarray(data[np_index])]
+
+
+def _slice_list(elems, index):
+    """Apply a 1-D StridedSlice index to a list (None when the index is not a plain 1-D slice)."""
+    items = [i for i in index if i is not None]
+    if len(items) != 1 or len(index) != 1:
+        return None
+    item = items[0]
+    if isinstance(item, tuple):
+        return [elems[item[1]]]
+    return elems[item]
+
+
+@register
+class Slice(Op):
+    """Slice-8: start/stop/step per listed axis (all axes when absent), clamped like Python."""
+
+    TYPE = "Slice"
+    VERSIONS = (8,)
+    INPUTS = (4, 5)
+
+    def _index(self, rank, start, stop, step, axes):
+        if axes is None:
+            axes = list(range(len(start)))
+        if not len(start) == len(stop) == len(step) == len(axes):
+            raise ShapeInferenceError("start, stop, step and axes must have one value per sliced axis", self.where)
+        index = [slice(None)] * rank
+        seen = set()
+        for b, e, s, a in zip(start, stop, step, axes):
+            a = _axis(self, a, rank)
+            if a in seen:
+                raise ShapeInferenceError(f"axis {a} is sliced twice", self.where)
+            seen.add(a)
+            if s == 0:
+                raise ShapeInferenceError("step 0", self.where)
+            index[a] = slice(max(min(b, _BIG), -_BIG), max(min(e, _BIG), -_BIG), s)
+        return index
+
+    def infer(self, inputs):
+        data = inputs[0]
+        vals = [_ints_of(self, s, n) for s, n in zip(inputs[1:], ("start", "stop", "step", "axes"))]
+        if data.shape is None:
+            return [TensorSpec(data.dtype, None)]
+        if any(v is None for v in vals):
+            return [TensorSpec(data.dtype, (None,) * len(data.shape))]
+        index = self._index(len(data.shape), vals[0], vals[1], vals[2], vals[3] if len(vals) > 3 else None)
+        shape = tuple(None if d is None else len(range(*sl.indices(d))) for d, sl in zip(data.shape, index))
+        if len(data.shape) == 1 and data.dtype in AXES_TYPES:
+            from ..shapes import elements, with_elements
+
+            elems = elements(data)
+            if elems is not None and len(elems) == data.shape[0]:
+                return [with_elements(data.dtype, shape, elems[index[0]])]
+        return [TensorSpec(data.dtype, shape)]
+
+    def compute(self, inputs, sig):
+        data = inputs[0]
+        vals = [[int(v) for v in x.reshape(-1)] for x in inputs[1:]]
+        index = self._index(data.ndim, vals[0], vals[1], vals[2], vals[3] if len(vals) > 3 else None)
+        return [data[tuple(index)]]
+
+
+class _PadBase(Op):
+    """Pad: pads_begin/pads_end per dim, pad_mode constant (pad_value input, default 0), edge,
+    reflect, symmetric. Pad-12 also takes negative pads: they crop."""
+
+    INPUTS = (3, 4)
+    pad_mode = Attr("str", "constant", choices=("constant", "edge", "reflect", "symmetric"))
+    NEGATIVE = False
+
+    def _pads(self, b, e, rank):
+        if len(b) != rank or len(e) != rank:
+            raise ShapeInferenceError(f"pads {b} / {e} do not have {rank} values", self.where)
+        if not self.NEGATIVE and any(v < 0 for v in b + e):
+            raise ShapeInferenceError(f"Pad-1 pads must be non-negative, got {b} / {e}", self.where)
+
+    def infer(self, inputs):
+        data = inputs[0]
+        b = _ints_of(self, inputs[1], "pads_begin")
+        e = _ints_of(self, inputs[2], "pads_end")
+        if len(inputs) > 3 and inputs[3].dtype != data.dtype:
+            raise FormatError(f"pad_value has element type {inputs[3].dtype}, data {data.dtype}", self.where)
+        if data.shape is None:
+            return [TensorSpec(data.dtype, None)]
+        if b is None or e is None:
+            return [TensorSpec(data.dtype, (None,) * len(data.shape))]
+        self._pads(b, e, len(data.shape))
+        out = []
+        for d, x, y in zip(data.shape, b, e):
+            if d is None:
+                out.append(None)
+                continue
+            n = d + x + y
+            if n < 0:
+                raise ShapeInferenceError(f"pads {x}, {y} crop dim {d} below zero", self.where)
+            if self.pad_mode in ("reflect", "symmetric") and (x > d - (self.pad_mode == "reflect") or
+                                                               y > d - (self.pad_mode == "reflect")):
+                raise ShapeInferenceError(f"{self.pad_mode} pads {x}, {y} exceed dim {d}", self.where)
+            out.append(n)
+        return [TensorSpec(data.dtype, tuple(out))]
+
+    def compute(self, inputs, sig):
+        data = inputs[0]
+        b = [int(v) for v in inputs[1].reshape(-1)]
+        e = [int(v) for v in inputs[2].reshape(-1)]
+        self._pads(b, e, data.ndim)
+        crop = tuple(slice(max(0, -x), d - max(0, -y)) for d, x, y in zip(data.shape, b, e))
+        data = data[crop]
+        widths = [(max(0, x), max(0, y)) for x, y in zip(b, e)]
+        if self.pad_mode == "constant":
+            value = inputs[3].reshape(()) if len(inputs) > 3 else 0
+            return [np.pad(data, widths, mode="constant", constant_values=value)]
+        return [np.pad(data, widths, mode=self.pad_mode)]
+
+
+@register
+class Pad1(_PadBase):
+    TYPE = "Pad"
+    VERSIONS = (1,)
+
+
+@register
+class Pad12(_PadBase):
+    TYPE = "Pad"
+    VERSIONS = (12,)
+    NEGATIVE = True
+
+
+class _BlockBase(Op):
+    mode = Attr("str", choices=("blocks_first", "depth_first"))
+    block_size = Attr("int", 1)
+
+
+@register
+class DepthToSpace(_BlockBase):
+    """DepthToSpace-1: (N, C*bs^k, D1..Dk) -> (N, C, D1*bs, ..., Dk*bs)."""
+
+    TYPE = "DepthToSpace"
+    VERSIONS = (1,)
+
+    def infer(self, inputs):
+        x = inputs[0]
+        if x.shape is None:
+            return [TensorSpec(x.dtype, None)]
+        k = len(x.shape) - 2
+        bs = self.block_size
+        c = x.shape[1]
+        if c is not None and c % bs**k:
+            raise ShapeInferenceError(f"channels {c} not divisible by block_size^{k} = {bs**k}", self.where)
+        return [TensorSpec(x.dtype, (x.shape[0], None if c is None else c // bs**k,
+                                     *(None if d is None else d * bs for d in x.shape[2:])))]
+
+    def compute(self, inputs, sig):
+        x = inputs[0]
+        n, c, *sp = x.shape
+        k, bs = len(sp), self.block_size
+        c2 = c // bs**k
+        if self.mode == "blocks_first":
+            y = x.reshape(n, *([bs] * k), c2, *sp)
+            order = [0, k + 1] + [j for i in range(k) for j in (k + 2 + i, 1 + i)]
+        else:
+            y = x.reshape(n, c2, *([bs] * k), *sp)
+            order = [0, 1] + [j for i in range(k) for j in (k + 2 + i, 2 + i)]
+        return [np.ascontiguousarray(y.transpose(order)).reshape(n, c2, *(d * bs for d in sp))]
+
+
+@register
+class SpaceToDepth(_BlockBase):
+    """SpaceToDepth-1: (N, C, D1*bs, ..., Dk*bs) -> (N, C*bs^k, D1..Dk)."""
+
+    TYPE = "SpaceToDepth"
+    VERSIONS = (1,)
+
+    def infer(self, inputs):
+        x = inputs[0]
+        if x.shape is None:
+            return [TensorSpec(x.dtype, None)]
+        k = len(x.shape) - 2
+        bs = self.block_size
+        for d in x.shape[2:]:
+            if d is not None and d % bs:
+                raise ShapeInferenceError(f"dim {d} not divisible by block_size {bs}", self.where)
+        c = x.shape[1]
+        return [TensorSpec(x.dtype, (x.shape[0], None if c is None else c * bs**k,
+                                     *(None if d is None else d // bs for d in x.shape[2:])))]
+
+    def compute(self, inputs, sig):
+        x = inputs[0]
+        n, c, *sp = x.shape
+        k, bs = len(sp), self.block_size
+        small = [d // bs for d in sp]
+        y = x.reshape(n, c, *[v for d in small for v in (d, bs)])
+        blocks = [3 + 2 * i for i in range(k)]
+        spatial = [2 + 2 * i for i in range(k)]
+        if self.mode == "blocks_first":
+            order = [0] + blocks + [1] + spatial
+        else:
+            order = [0, 1] + blocks + spatial
+        return [np.ascontiguousarray(y.transpose(order)).reshape(n, c * bs**k, *small)]
+
+
+@register
+class ShuffleChannels(Op):
+    """ShuffleChannels-1: split dim `axis` into (group, C/group), swap, merge back."""
+
+    TYPE = "ShuffleChannels"
+    VERSIONS = (1,)
+    SAME_SHAPE = True
+    axis = Attr("int", 1)
+    group = Attr("int", 1)
+
+    def infer(self, inputs):
+        x = inputs[0]
+        if x.shape is not None:
+            a = _axis(self, self.axis, len(x.shape))
+            if x.shape[a] is not None and (self.group < 1 or x.shape[a] % self.group):
+                raise ShapeInferenceError(f"dim {x.shape[a]} not divisible by group {self.group}", self.where)
+        return [TensorSpec(x.dtype, x.shape)]
+
+    def compute(self, inputs, sig):
+        x = inputs[0]
+        a = _axis(self, self.axis, x.ndim)
+        c = x.shape[a]
+        y = x.reshape(*x.shape[:a], self.group, c // self.group, *x.shape[a + 1:])
+        return [np.ascontiguousarray(np.swapaxes(y, a, a + 1)).reshape(x.shape)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dtypes import INT_TYPES, SUB_BYTE_TYPES
+from ..dtypes import COMPUTE_TYPES, INT_TYPES, SUB_BYTE_TYPES
 from ..errors import FormatError, ShapeInferenceError, UnsupportedDtypeError
 from ..kernels.reduce import KINDS, ReduceKind, reduce_array
 from ..shapes import TensorSpec, normalize_axes
@@ -162,3 +162,39 @@ OnnxReduceL2 = _make(OnnxReduceBase, "ReduceL2", "l2")
 OnnxReduceLogSum = _make(OnnxReduceBase, "ReduceLogSum", "logsum")
 OnnxReduceLogSumExp = _make(OnnxReduceBase, "ReduceLogSumExp", "logsumexp")
 OnnxReduceSumSquare = _make(OnnxReduceBase, "ReduceSumSquare", "sumsq")
+
+
+@register
+class CumSum(Op):
+    """CumSum-3: running sum along the axis input (`exclusive` shifts by one, `reverse` runs
+    from the end). Floats accumulate in float64 and round once; integers wrap as C does."""
+
+    TYPE = "CumSum"
+    VERSIONS = (3,)
+    INPUTS = (1, 2)
+    SAME_SHAPE = True
+    exclusive = Attr("bool", False)
+    reverse = Attr("bool", False)
+
+    def infer(self, inputs):
+        self.require_dtype(inputs[0], COMPUTE_TYPES, "data")
+        if len(inputs) > 1:
+            check_axes_spec(self, inputs[1])
+        return [TensorSpec(inputs[0].dtype, inputs[0].shape)]
+
+    def compute(self, inputs, sig):
+        x = inputs[0]
+        if x.ndim == 0:
+            return [np.zeros_like(x) if self.exclusive else x.copy()]
+        axis = int(np.asarray(inputs[1]).reshape(-1)[0]) if len(inputs) > 1 else 0
+        (a,) = normalize_axes(axis, x.ndim)
+        acc_dt = np.float64 if x.dtype.kind == "f" else (np.uint64 if x.dtype.kind == "u" else np.int64)
+        v = np.flip(x, a) if self.reverse else x
+        s = np.cumsum(v, axis=a, dtype=acc_dt)
+        if self.exclusive:
+            s = np.concatenate([np.zeros_like(np.take(s, [0], axis=a)), np.delete(s, -1, axis=a)], axis=a)
+        if self.reverse:
+            s = np.flip(s, a)
+        from .elementwise import _finish
+
+        return [_finish(s, sig.outs[0])]

@@ -1,4 +1,4 @@
-"""Graph plumbing ops: Parameter, Const, Result, Convert, ConvertLike, ShapeOf, Range-4, Identity-16.
+"""Graph plumbing ops: Parameter, Const, Result, Convert, ConvertLike, ShapeOf, Range-1/4, Identity-16.
 All with OpenVINO semantics; all fold when their inputs are constant.
 """
 
@@ -163,31 +163,29 @@ class ShapeOf(Op):
         return [np.array(inputs[0].shape, numpy_dtype(sig.outs[0]))]
 
 
-@register
-class Range(Op):
-    """Range-4: start, stop, step scalars; length max(ceil((stop - start) / step), 0)."""
+class _RangeBase(Op):
+    """start, stop, step scalars; length max(ceil((stop - start) / step), 0)."""
 
-    TYPE = "Range"
-    VERSIONS = (4,)
     INPUTS = (3, 3)
-    output_type = Attr("etype")
+
+    def _et(self, inputs) -> str:
+        raise NotImplementedError
 
     def infer(self, inputs):
-        et = self.output_type
+        et = self._et(inputs)
         if et == "boolean" or et not in ELEMENT_TYPES:
-            raise FormatError(f"output_type={et} is not numeric", self.where)
+            raise FormatError(f"output type {et} is not numeric", self.where)
         for i, s in enumerate(inputs):
-            if s.rank not in (None, 0):
+            if s.rank not in (None, 0) and not (s.rank == 1 and s.shape[0] == 1):
                 raise ShapeInferenceError(f"input {i} must be a scalar, got {format_shape(s.shape)}", self.where)
         if all(s.value is not None for s in inputs):
-            n = self._length(*(s.value for s in inputs))
+            n = self._length(et, *(s.value for s in inputs))
             self.context.limits.check_tensor((n,), bits(et) / 8, "Range output", self.where)
             return [TensorSpec(et, (n,))]
         return [TensorSpec(et, (None,))]
 
-    def _length(self, start, stop, step) -> int:
-        et = self.output_type
-        vals = [np.asarray(v).reshape(()).item() for v in (start, stop, step)]
+    def _length(self, et, start, stop, step) -> int:
+        vals = [np.asarray(v).reshape(-1)[0].item() for v in (start, stop, step)]
         if et not in FLOAT_TYPES:
             vals = [int(v) for v in vals]
         start, stop, step = vals
@@ -197,11 +195,34 @@ class Range(Op):
         return max(int(n), 0)
 
     def compute(self, inputs, sig):
-        n = self._length(*inputs)
         et = sig.outs[0]
+        n = self._length(et, *inputs)
         self.check_output((n,), et, sig)
-        start, _, step = (np.asarray(v).reshape(()).item() for v in inputs)
+        start, _, step = (np.asarray(v).reshape(-1)[0].item() for v in inputs)
         if et not in FLOAT_TYPES:
             start, step = int(start), int(step)
         values = start + step * np.arange(n, dtype=np.float64 if et in FLOAT_TYPES else np.int64)
         return [cast(values, et)]
+
+
+@register
+class Range(_RangeBase):
+    """Range-4: the output type is the `output_type` attribute."""
+
+    TYPE = "Range"
+    VERSIONS = (4,)
+    output_type = Attr("etype")
+
+    def _et(self, inputs) -> str:
+        return self.output_type
+
+
+@register
+class Range1(_RangeBase):
+    """Range-1: the output type is the inputs' type (all three the same)."""
+
+    TYPE = "Range"
+    VERSIONS = (1,)
+
+    def _et(self, inputs) -> str:
+        return self.require_same_dtype(inputs)

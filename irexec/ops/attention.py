@@ -1,0 +1,62 @@
+"""ScaledDotProductAttention-13 with OpenVINO semantics:
+softmax(Q K^T * scale + mask) V, where scale defaults to 1/sqrt(E), `causal` masks every key
+after the query's position (a lower-triangular mask aligned at the top left), a boolean mask
+keeps the positions where it is true, and a float mask is added. Batch dims broadcast.
+
+The products run on BLAS in float32 (float64 for f64); the softmax is the reduction family's
+(`kernels.normalize`: exact max, float64 sums), rounded once.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..dtypes import FLOAT_TYPES
+from ..errors import ShapeInferenceError
+from ..kernels.normalize import softmax
+from ..shapes import TensorSpec, broadcast_shapes
+from .attrs import Attr
+from .base import Op
+from .elementwise import _finish
+from .registry import register
+
+
+@register
+class ScaledDotProductAttention(Op):
+    TYPE = "ScaledDotProductAttention"
+    VERSIONS = (13,)
+    INPUTS = (3, 5)
+    causal = Attr("bool", False)
+
+    def infer(self, inputs):
+        q, k, v = inputs[:3]
+        self.require_dtype(q, FLOAT_TYPES, "query")
+        if q.shape is None or k.shape is None or v.shape is None:
+            return [TensorSpec(q.dtype, None)]
+        if len(q.shape) < 2 or len(k.shape) < 2 or len(v.shape) < 2:
+            raise ShapeInferenceError("query, key and value need rank >= 2", self.where)
+        e_q, e_k = q.shape[-1], k.shape[-1]
+        if e_q is not None and e_k is not None and e_q != e_k:
+            raise ShapeInferenceError(f"query and key embeddings differ ({e_q} vs {e_k})", self.where)
+        batch = broadcast_shapes([q.shape[:-2], k.shape[:-2], v.shape[:-2]])
+        return [TensorSpec(q.dtype, None if batch is None else tuple(batch) + (q.shape[-2], v.shape[-1]))]
+
+    def compute(self, inputs, sig):
+        q, k, v = (x.astype(np.float32) if x.dtype == np.float16 else x for x in inputs[:3])
+        e = q.shape[-1]
+        scale = inputs[4].reshape(()).astype(np.float64) if len(inputs) > 4 else 1.0 / math.sqrt(e)
+        scores = np.matmul(q, np.swapaxes(k, -1, -2)).astype(np.float64) * scale
+        L, S = scores.shape[-2], scores.shape[-1]
+        if self.causal:
+            scores = np.where(np.tril(np.ones((L, S), bool)), scores, -np.inf)
+        elif len(inputs) > 3:
+            mask = inputs[3]
+            if mask.dtype == np.bool_:
+                scores = np.where(mask, scores, -np.inf)
+            else:
+                scores = scores + mask.astype(np.float64)
+        p = softmax(scores, -1)
+        out = np.matmul(p.astype(q.dtype) if q.dtype != np.float64 else p, v)
+        return [_finish(np.asarray(out), sig.outs[0])]

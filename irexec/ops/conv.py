@@ -1,0 +1,263 @@
+"""Convolutions with OpenVINO semantics: Convolution-1, GroupConvolution-1,
+ConvolutionBackpropData-1, for 1-D, 2-D and 3-D spatial data.
+
+Dense convolutions are im2col (a strided window view copied into one matrix) times the filters
+on BLAS, in float32 (float64 for f64); depthwise ones (one input and one output channel per
+group) sum the kernel taps of shifted strided views, which needs no im2col copy. Transposed
+convolution scatters each tap's product into a strided slice of the output.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..dtypes import FLOAT_TYPES
+from ..errors import ShapeInferenceError
+from ..shapes import AUTO_PADS, TensorSpec, auto_pad, format_shape, window_out_dim
+from .attrs import Attr
+from .base import Op
+from .elementwise import _finish
+from .registry import register
+
+
+def _work(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def _pads(op, spatial, kernel):
+    k = len(kernel)
+    strides, dil = op.strides, op.dilations
+    if len(strides) != k or len(dil) != k:
+        raise ShapeInferenceError(f"strides {strides} / dilations {dil} need {k} values", op.where)
+    pb = op.pads_begin if op.pads_begin else (0,) * k
+    pe = op.pads_end if op.pads_end else (0,) * k
+    out = []
+    for i in range(k):
+        out.append(auto_pad(spatial[i], kernel[i], strides[i], dil[i], op.auto_pad, pb[i], pe[i]))
+    return out
+
+
+def windows(x: np.ndarray, kernel, strides, dilations, out_sp) -> np.ndarray:
+    """A read-only view (N, C, *out_sp, *kernel) of the windows of an already padded x."""
+    n, c = x.shape[:2]
+    st = x.strides
+    shape = (n, c, *out_sp, *kernel)
+    strides = (st[0], st[1], *(st[2 + i] * strides[i] for i in range(len(kernel))),
+               *(st[2 + i] * dilations[i] for i in range(len(kernel))))
+    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+
+
+def _pad_input(x, pads, value=0.0):
+    widths = [(0, 0), (0, 0)] + [(max(0, b), max(0, e)) for b, e in pads]
+    if any(w != (0, 0) for w in widths):
+        x = np.pad(x, widths, constant_values=value)
+    crop = (slice(None), slice(None)) + tuple(
+        slice(max(0, -b), x.shape[2 + i] - max(0, -e)) for i, (b, e) in enumerate(pads)
+    )
+    return x[crop]
+
+
+class _ConvBase(Op):
+    INPUTS = (2, 2)
+    strides = Attr("ints")
+    dilations = Attr("ints")
+    pads_begin = Attr("ints")
+    pads_end = Attr("ints")
+    auto_pad = Attr("str", "explicit", choices=AUTO_PADS)
+
+    def _filter_geometry(self, w_shape):
+        """(out channels, in channels per group, kernel dims)"""
+        raise NotImplementedError
+
+    def infer(self, inputs):
+        x, w = inputs
+        self.require_dtype(x, FLOAT_TYPES | {"i8", "u8", "i32", "i64"}, "data")
+        et = self.require_same_dtype(inputs)
+        if x.shape is None or w.shape is None:
+            return [TensorSpec(et, None)]
+        c_out, c_in, kernel = self._filter_geometry(w.shape)
+        if x.shape[1] is not None and c_in is not None and x.shape[1] != c_in:
+            raise ShapeInferenceError(
+                f"data has {x.shape[1]} channels, the filters {format_shape(w.shape)} expect {c_in}", self.where
+            )
+        if any(k is None for k in kernel):
+            return [TensorSpec(et, (x.shape[0], c_out) + (None,) * len(kernel))]
+        spatial = x.shape[2:]
+        if len(spatial) != len(kernel):
+            raise ShapeInferenceError(f"data {format_shape(x.shape)} and filters {format_shape(w.shape)} ranks", self.where)
+        pads = _pads(self, spatial, kernel)
+        out = [window_out_dim(d, k, s, dl, b, e) for d, k, s, dl, (b, e) in
+               zip(spatial, kernel, self.strides, self.dilations, pads)]
+        return [TensorSpec(et, (x.shape[0], c_out, *out))]
+
+    def _prepare(self, x, kernel):
+        pads = _pads(self, x.shape[2:], kernel)
+        xp = _pad_input(_work(x), pads)
+        out_sp = [window_out_dim(d, k, s, dl, b, e) for d, k, s, dl, (b, e) in
+                  zip(x.shape[2:], kernel, self.strides, self.dilations, pads)]
+        return xp, out_sp
+
+
+def _dense(xp, w, out_sp, strides, dilations, groups=1):
+    """im2col + BLAS: xp (N, C, *sp) padded, w (Cout, C/groups, *k)."""
+    n, c = xp.shape[:2]
+    c_out = w.shape[0]
+    kernel = w.shape[2:]
+    win = windows(xp, kernel, strides, dilations, out_sp)  # (N, C, *out, *k)
+    k = len(kernel)
+    m = int(np.prod(out_sp))
+    kk = int(np.prod(kernel))
+    cg, og = c // groups, c_out // groups
+    outs = []
+    for g in range(groups):
+        part = win[:, g * cg:(g + 1) * cg]
+        # (N, *out, Cg, *k) -> (N*M, Cg*K)
+        order = (0, *range(2, 2 + k), 1, *range(2 + k, 2 + 2 * k))
+        cols = np.ascontiguousarray(part.transpose(order)).reshape(n * m, cg * kk)
+        wg = w[g * og:(g + 1) * og].reshape(og, cg * kk)
+        outs.append((cols @ wg.T).reshape(n, m, og))
+    y = np.concatenate(outs, axis=2) if groups > 1 else outs[0]
+    return np.ascontiguousarray(y.transpose(0, 2, 1)).reshape(n, c_out, *out_sp)
+
+
+def _depthwise(xp, w, out_sp, strides, dilations):
+    """w (C, *k): out[n, c] = sum over taps of w[c, tap] * shifted strided view of xp[n, c]."""
+    n, c = xp.shape[:2]
+    kernel = w.shape[1:]
+    acc = np.zeros((n, c, *out_sp), np.float64 if xp.dtype == np.float64 else np.float32)
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        sl = (slice(None), slice(None)) + tuple(
+            slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilations, out_sp, strides)
+        )
+        acc += xp[sl] * w[(slice(None),) + tap].reshape((1, c) + (1,) * len(kernel))
+    return acc
+
+
+@register
+class Convolution(_ConvBase):
+    """Convolution-1: filters (C_out, C_in, *kernel)."""
+
+    TYPE = "Convolution"
+    VERSIONS = (1,)
+
+    def _filter_geometry(self, w_shape):
+        return w_shape[0], w_shape[1], tuple(w_shape[2:])
+
+    def compute(self, inputs, sig):
+        x, w = inputs
+        xp, out_sp = self._prepare(x, w.shape[2:])
+        y = _dense(xp, _work(w).astype(xp.dtype), out_sp, self.strides, self.dilations)
+        return [_finish(y, sig.outs[0])]
+
+
+@register
+class GroupConvolution(_ConvBase):
+    """GroupConvolution-1: filters (G, C_out/G, C_in/G, *kernel)."""
+
+    TYPE = "GroupConvolution"
+    VERSIONS = (1,)
+
+    def _filter_geometry(self, w_shape):
+        g = w_shape[0]
+        c_out = None if g is None or w_shape[1] is None else g * w_shape[1]
+        c_in = None if g is None or w_shape[2] is None else g * w_shape[2]
+        return c_out, c_in, tuple(w_shape[3:])
+
+    def compute(self, inputs, sig):
+        x, w = inputs
+        g = w.shape[0]
+        xp, out_sp = self._prepare(x, w.shape[3:])
+        w = _work(w).astype(xp.dtype)
+        if w.shape[1] == 1 and w.shape[2] == 1:
+            y = _depthwise(xp, w.reshape((g,) + w.shape[3:]), out_sp, self.strides, self.dilations)
+        else:
+            y = _dense(xp, w.reshape((g * w.shape[1],) + w.shape[2:]), out_sp, self.strides, self.dilations, g)
+        return [_finish(y, sig.outs[0])]
+
+
+@register
+class ConvolutionBackpropData(Op):
+    """ConvolutionBackpropData-1 (transposed convolution): filters (C_in, C_out, *kernel);
+    output (in - 1) * stride + dilation * (k - 1) + 1 - pads + output_padding per dim, or the
+    optional output_shape input (then auto_pad decides where the difference goes)."""
+
+    TYPE = "ConvolutionBackpropData"
+    VERSIONS = (1,)
+    INPUTS = (2, 3)
+    strides = Attr("ints")
+    dilations = Attr("ints")
+    pads_begin = Attr("ints")
+    pads_end = Attr("ints")
+    auto_pad = Attr("str", "explicit", choices=AUTO_PADS)
+    output_padding = Attr("ints", ())
+
+    def _geometry(self, spatial, kernel, out_shape):
+        k = len(kernel)
+        pb = list(self.pads_begin or (0,) * k)
+        pe = list(self.pads_end or (0,) * k)
+        op = list(self.output_padding or (0,) * k)
+        full = [None if d is None else (d - 1) * s + dl * (kk - 1) + 1
+                for d, s, dl, kk in zip(spatial, self.strides, self.dilations, kernel)]
+        if out_shape is not None:
+            out = list(out_shape)
+            for i in range(k):
+                if full[i] is None:
+                    continue
+                total = full[i] + op[i] - out[i]
+                if self.auto_pad in ("same_upper", "same_lower"):
+                    small, big = total // 2, total - total // 2
+                    pb[i], pe[i] = (small, big) if self.auto_pad == "same_upper" else (big, small)
+                else:
+                    pe[i] = total - pb[i]
+            return out, pb, op
+        if self.auto_pad == "valid":
+            pb, pe = [0] * k, [0] * k
+        elif self.auto_pad in ("same_upper", "same_lower"):
+            out = [None if d is None else d * s for d, s in zip(spatial, self.strides)]
+            return self._geometry(spatial, kernel, out) if None not in out else (out, pb, op)
+        out = [None if f is None else f - b - e + o for f, b, e, o in zip(full, pb, pe, op)]
+        return out, pb, op
+
+    def infer(self, inputs):
+        x, w = inputs[:2]
+        self.require_dtype(x, FLOAT_TYPES, "data")
+        et = self.require_same_dtype(inputs[:2])
+        if x.shape is None or w.shape is None:
+            return [TensorSpec(et, None)]
+        kernel = w.shape[2:]
+        out_shape = None
+        if len(inputs) > 2:
+            if inputs[2].value is None:
+                return [TensorSpec(et, (x.shape[0], w.shape[1]) + (None,) * len(kernel))]
+            out_shape = [int(v) for v in np.asarray(inputs[2].value).reshape(-1)]
+        if any(k is None for k in kernel):
+            return [TensorSpec(et, (x.shape[0], w.shape[1]) + (None,) * len(kernel))]
+        out, _, _ = self._geometry(x.shape[2:], kernel, out_shape)
+        if any(o is not None and o < 0 for o in out):
+            raise ShapeInferenceError(f"output spatial dims {out} are negative", self.where)
+        return [TensorSpec(et, (x.shape[0], w.shape[1], *out))]
+
+    def compute(self, inputs, sig):
+        x, w = _work(inputs[0]), _work(inputs[1])
+        w = w.astype(x.dtype)
+        kernel = w.shape[2:]
+        out_shape = [int(v) for v in inputs[2].reshape(-1)] if len(inputs) > 2 else None
+        out, pb, _ = self._geometry(x.shape[2:], kernel, out_shape)
+        n, cin = x.shape[:2]
+        cout = w.shape[1]
+        full = [(d - 1) * s + dl * (kk - 1) + 1 for d, s, dl, kk in zip(x.shape[2:], self.strides, self.dilations, kernel)]
+        size = [max(f, b + o) + 1 for f, b, o in zip(full, pb, out)]
+        acc = np.zeros((n, cout, *size), np.float64 if x.dtype == np.float64 else np.float32)
+        xt = np.moveaxis(x, 1, -1)  # (N, *sp, Cin)
+        for tap in itertools.product(*(range(k) for k in kernel)):
+            contrib = xt @ w[(slice(None), slice(None)) + tap]  # (N, *sp, Cout)
+            sl = (slice(None), slice(None)) + tuple(
+                slice(t * dl, t * dl + (d - 1) * s + 1, s)
+                for t, dl, d, s in zip(tap, self.dilations, x.shape[2:], self.strides)
+            )
+            acc[sl] += np.moveaxis(contrib, -1, 1)
+        crop = (slice(None), slice(None)) + tuple(slice(b, b + o) for b, o in zip(pb, out))
+        return [_finish(np.ascontiguousarray(acc[crop]), sig.outs[0])]
+

@@ -1,0 +1,193 @@
+"""Interpolate-4 and Interpolate-11 with OpenVINO semantics, separable per resized axis:
+modes nearest (every nearest_mode), linear / linear_onnx (two taps), cubic (four taps,
+cube_coeff), every coordinate_transformation_mode, sizes or scales, the axes input, pads.
+antialias is refused with a clear error. numpy, float64 weights, rounded once.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..dtypes import FLOAT_TYPES, NUMERIC_TYPES
+from ..errors import FormatError, ShapeInferenceError, UnsupportedOpError
+from ..shapes import TensorSpec, elements, normalize_axes
+from .attrs import Attr
+from .base import Op
+from .elementwise import _finish
+from .registry import register
+
+_EPS = 1e-5  # OpenVINO's epsilon when scales give the output size
+
+
+def _source(x, out_len, in_len, scale, mode):
+    if mode == "half_pixel":
+        return (x + 0.5) / scale - 0.5
+    if mode == "pytorch_half_pixel":
+        return (x + 0.5) / scale - 0.5 if out_len > 1 else np.zeros_like(x)
+    if mode == "asymmetric":
+        return x / scale
+    if mode == "tf_half_pixel_for_nn":
+        return (x + 0.5) / scale
+    if mode == "align_corners":
+        return np.zeros_like(x) if out_len == 1 else x * (in_len - 1) / (out_len - 1)
+    raise FormatError(f"coordinate_transformation_mode={mode!r} is not supported")
+
+
+def _nearest(c, mode, scale):
+    if mode == "round_prefer_floor":
+        return np.where(c == np.floor(c) + 0.5, np.floor(c), np.round(c))
+    if mode == "round_prefer_ceil":
+        return np.floor(c + 0.5)
+    if mode == "floor":
+        return np.floor(c)
+    if mode == "ceil":
+        return np.ceil(c)
+    if mode == "simple":
+        return np.ceil(c) if scale < 1 else np.trunc(c)
+    raise FormatError(f"nearest_mode={mode!r} is not supported")
+
+
+def _cubic_weights(t, a):
+    ts = [t + 1, t, 1 - t, 2 - t]
+    out = []
+    for s in ts:
+        s = np.abs(s)
+        w = np.where(s <= 1, ((a + 2) * s - (a + 3)) * s * s + 1,
+                     np.where(s < 2, ((a * s - 5 * a) * s + 8 * a) * s - 4 * a, 0.0))
+        out.append(w)
+    return out
+
+
+class _InterpolateBase(Op):
+    mode = Attr("str", choices=("nearest", "linear", "linear_onnx", "cubic", "bilinear_pillow", "bicubic_pillow"))
+    shape_calculation_mode = Attr("str", choices=("sizes", "scales"))
+    coordinate_transformation_mode = Attr("str", "half_pixel")
+    nearest_mode = Attr("str", "round_prefer_floor")
+    antialias = Attr("bool", False)
+    pads_begin = Attr("ints", ())
+    pads_end = Attr("ints", ())
+    cube_coeff = Attr("float", -0.75)
+
+    def __init__(self, layer, context=None):
+        super().__init__(layer, context)
+        if self.antialias or self.mode in ("bilinear_pillow", "bicubic_pillow"):
+            raise UnsupportedOpError(
+                f"Interpolate with antialias={self.antialias} mode={self.mode} is not supported", self.where
+            )
+
+    def _split_inputs(self, inputs):
+        """(data, sizes, scales, axes) specs or arrays; None where absent."""
+        raise NotImplementedError
+
+    def _padded_dims(self, shape):
+        rank = len(shape)
+        pb = list(self.pads_begin) + [0] * (rank - len(self.pads_begin))
+        pe = list(self.pads_end) + [0] * (rank - len(self.pads_end))
+        return [None if d is None else d + b + e for d, b, e in zip(shape, pb, pe)], pb, pe
+
+    def _targets(self, dims, sizes, scales, axes):
+        rank = len(dims)
+        axes = list(range(rank)) if axes is None else list(normalize_axes(axes, rank))
+        out = list(dims)
+        used_scales = {}
+        for j, a in enumerate(axes):
+            if self.shape_calculation_mode == "sizes":
+                if sizes is None:
+                    out[a] = None
+                    continue
+                out[a] = sizes[j]
+                used_scales[a] = None
+            else:
+                if scales is None:
+                    out[a] = None
+                    continue
+                s = float(scales[j])
+                used_scales[a] = s
+                out[a] = None if dims[a] is None else int(math.floor(dims[a] * s + _EPS))
+        return out, axes, used_scales
+
+    def infer(self, inputs):
+        data, sizes, scales, axes = self._split_inputs(inputs)
+        self.require_dtype(data, NUMERIC_TYPES)
+        if data.shape is None:
+            return [TensorSpec(data.dtype, None)]
+        dims, _, _ = self._padded_dims(data.shape)
+        sz = None if sizes is None else elements(sizes)
+        sc = None if scales is None or scales.value is None else np.asarray(scales.value).reshape(-1).tolist()
+        ax = None if axes is None else elements(axes)
+        if axes is not None and ax is None:
+            return [TensorSpec(data.dtype, (None,) * len(data.shape))]
+        out, _, _ = self._targets(dims, sz, sc, ax)
+        return [TensorSpec(data.dtype, tuple(out))]
+
+    def compute(self, inputs, sig):
+        data, sizes, scales, axes = self._split_inputs(inputs)
+        x = data.astype(np.float64)
+        dims, pb, pe = self._padded_dims(data.shape)
+        if any(pb) or any(pe):
+            x = np.pad(x, list(zip([max(0, b) for b in pb], [max(0, e) for e in pe])))
+        sz = None if sizes is None else [int(v) for v in sizes.reshape(-1)]
+        sc = None if scales is None else [float(v) for v in scales.reshape(-1)]
+        ax = None if axes is None else [int(v) for v in axes.reshape(-1)]
+        out, axes_list, used = self._targets(dims, sz, sc, ax)
+        for a in axes_list:
+            n_in, n_out = x.shape[a], out[a]
+            if n_out is None or n_out < 0:
+                raise ShapeInferenceError(f"output dim {n_out} for axis {a}", self.where)
+            scale = used.get(a) or (n_out / n_in if n_in else 1.0)
+            x = self._resize_axis(x, a, n_in, n_out, scale)
+        if sig.outs[0] in FLOAT_TYPES:
+            return [_finish(x, sig.outs[0])]
+        return [_finish(np.rint(x) if self.mode != "nearest" else x, sig.outs[0])]
+
+    def _resize_axis(self, x, a, n_in, n_out, scale):
+        pos = np.arange(n_out, dtype=np.float64)
+        c = _source(pos, n_out, n_in, scale, self.coordinate_transformation_mode)
+        if self.mode == "nearest":
+            idx = np.clip(_nearest(c, self.nearest_mode, scale), 0, n_in - 1).astype(np.int64)
+            return np.take(x, idx, axis=a)
+        shape = [1] * x.ndim
+        shape[a] = n_out
+        if self.mode in ("linear", "linear_onnx"):
+            c = np.clip(c, 0, n_in - 1)
+            i0 = np.floor(c).astype(np.int64)
+            i1 = np.minimum(i0 + 1, n_in - 1)
+            t = (c - i0).reshape(shape)
+            return np.take(x, i0, axis=a) * (1 - t) + np.take(x, i1, axis=a) * t
+        i = np.floor(c).astype(np.int64)
+        t = c - i
+        acc = 0.0
+        for k, w in zip(range(-1, 3), _cubic_weights(t, self.cube_coeff)):
+            idx = np.clip(i + k, 0, n_in - 1)
+            acc = acc + np.take(x, idx, axis=a) * w.reshape(shape)
+        return acc
+
+
+@register
+class Interpolate4(_InterpolateBase):
+    """Interpolate-4: data, sizes, scales[, axes]."""
+
+    TYPE = "Interpolate"
+    VERSIONS = (4,)
+    INPUTS = (3, 4)
+
+    def _split_inputs(self, inputs):
+        return inputs[0], inputs[1], inputs[2], inputs[3] if len(inputs) > 3 else None
+
+
+@register
+class Interpolate11(_InterpolateBase):
+    """Interpolate-11: data, scales_or_sizes[, axes]."""
+
+    TYPE = "Interpolate"
+    VERSIONS = (11,)
+    INPUTS = (2, 3)
+
+    def _split_inputs(self, inputs):
+        second = inputs[1]
+        axes = inputs[2] if len(inputs) > 2 else None
+        if self.shape_calculation_mode == "sizes":
+            return inputs[0], second, None, axes
+        return inputs[0], None, second, axes

@@ -1,0 +1,142 @@
+"""Linear algebra with OpenVINO semantics: MatMul-1 and Einsum-7, on numpy (BLAS).
+
+float32 multiplies in float32 (BLAS, as OpenVINO's CPU plugin does with an f32 precision hint);
+float16 and bf16 are computed in float32 and rounded once; integers exactly (numpy's loops).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..dtypes import NUMERIC_TYPES
+from ..errors import FormatError, ShapeInferenceError
+from ..shapes import TensorSpec, broadcast_shapes, format_shape
+from .attrs import Attr
+from .base import Op
+from .elementwise import _finish
+from .registry import register
+
+
+def _wide(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+@register
+class MatMul(Op):
+    """MatMul-1: batched matrix product with transpose_a/transpose_b; a 1-D operand is a row
+    (first) or column (second) vector whose unit dim leaves the result; leading dims broadcast."""
+
+    TYPE = "MatMul"
+    VERSIONS = (1,)
+    INPUTS = (2, 2)
+    transpose_a = Attr("bool", False)
+    transpose_b = Attr("bool", False)
+
+    def infer(self, inputs):
+        a, b = inputs
+        self.require_dtype(a, NUMERIC_TYPES, "input 0")
+        et = self.require_same_dtype(inputs)
+        if a.shape is None or b.shape is None:
+            return [TensorSpec(et, None)]
+        sa, sb = list(a.shape), list(b.shape)
+        if not sa or not sb:
+            raise ShapeInferenceError("MatMul operands must have rank >= 1", self.where)
+        a1, b1 = len(sa) == 1, len(sb) == 1
+        if a1:
+            sa = [1] + sa
+        elif self.transpose_a:
+            sa[-2], sa[-1] = sa[-1], sa[-2]
+        if b1:
+            sb = sb + [1]
+        elif self.transpose_b:
+            sb[-2], sb[-1] = sb[-1], sb[-2]
+        ka, kb = sa[-1], sb[-2]
+        if ka is not None and kb is not None and ka != kb:
+            raise ShapeInferenceError(
+                f"inner dims differ: {format_shape(a.shape)} x {format_shape(b.shape)} "
+                f"(transpose_a={self.transpose_a}, transpose_b={self.transpose_b})", self.where
+            )
+        batch = broadcast_shapes([tuple(sa[:-2]), tuple(sb[:-2])])
+        out = list(batch) + ([] if a1 else [sa[-2]]) + ([] if b1 else [sb[-1]])
+        return [TensorSpec(et, tuple(out))]
+
+    def compute(self, inputs, sig):
+        a, b = (_wide(x) for x in inputs)
+        if self.transpose_a and a.ndim > 1:
+            a = np.swapaxes(a, -1, -2)
+        if self.transpose_b and b.ndim > 1:
+            b = np.swapaxes(b, -1, -2)
+        return [_finish(np.asarray(np.matmul(a, b)), sig.outs[0])]
+
+
+_LABELS = re.compile(r"\.\.\.|[a-zA-Z]")
+
+
+@register
+class Einsum(Op):
+    """Einsum-7: numpy's einsum with OpenVINO's equation syntax (explicit `->` or implicit output,
+    ellipsis, repeated labels for diagonals)."""
+
+    TYPE = "Einsum"
+    VERSIONS = (7,)
+    INPUTS = (1, None)
+    equation = Attr("str")
+
+    def _parse(self, n_inputs):
+        eq = self.equation.replace(" ", "")
+        lhs, arrow, rhs = eq.partition("->")
+        terms = lhs.split(",")
+        if len(terms) != n_inputs:
+            raise FormatError(f"equation {self.equation!r} has {len(terms)} inputs, the layer {n_inputs}", self.where)
+        parsed = [_LABELS.findall(t) for t in terms]
+        for t, p in zip(terms, parsed):
+            if "".join(p) != t:
+                raise FormatError(f"equation {self.equation!r}: bad term {t!r}", self.where)
+        if arrow:
+            out = _LABELS.findall(rhs)
+        else:
+            counts = {}
+            for p in parsed:
+                for lab in p:
+                    counts[lab] = counts.get(lab, 0) + 1
+            out = (["..."] if "..." in counts else []) + sorted(k for k, c in counts.items() if c == 1 and k != "...")
+        return parsed, out
+
+    def infer(self, inputs):
+        et = self.require_same_dtype(inputs)
+        parsed, out = self._parse(len(inputs))
+        if any(s.shape is None for s in inputs):
+            return [TensorSpec(et, None)]
+        dims: dict = {}
+        ell = []
+        for spec, labels in zip(inputs, parsed):
+            n_ell = len(spec.shape) - (len(labels) - (1 if "..." in labels else 0))
+            if n_ell < 0 or (n_ell and "..." not in labels):
+                raise ShapeInferenceError(f"input {format_shape(spec.shape)} does not fit {labels}", self.where)
+            i = 0
+            for lab in labels:
+                if lab == "...":
+                    ell.append(tuple(spec.shape[i:i + n_ell]))
+                    i += n_ell
+                    continue
+                d = spec.shape[i]
+                i += 1
+                have = dims.get(lab)
+                if have is not None and d is not None and have != d and 1 not in (have, d):
+                    raise ShapeInferenceError(f"label {lab!r} has dims {have} and {d}", self.where)
+                if have is None or have == 1:
+                    dims[lab] = d
+        ell_shape = broadcast_shapes(ell) if ell else ()
+        shape = []
+        for lab in out:
+            if lab == "...":
+                shape.extend(ell_shape)
+            else:
+                shape.append(dims.get(lab))
+        return [TensorSpec(et, tuple(shape))]
+
+    def compute(self, inputs, sig):
+        eq = self.equation.replace(" ", "")
+        return [_finish(np.asarray(np.einsum(eq, *(_wide(x) for x in inputs))), sig.outs[0])]

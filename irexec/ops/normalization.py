@@ -1,0 +1,202 @@
+"""Normalizations with OpenVINO semantics: Softmax-1/8, LogSoftmax-5, MVN-1/6,
+GroupNormalization-12, NormalizeL2-1, BatchNormInference-1/5.
+
+They are reductions under other names (OpenVINO writes LayerNorm as MVN-6 + Multiply + Add),
+and follow the reduction family's rules (`kernels.normalize`): float64 accumulation, exact max,
+NaN propagates, one rounding to the output type.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..dtypes import FLOAT_TYPES
+from ..errors import FormatError, ShapeInferenceError
+from ..kernels.normalize import moments, softmax
+from ..shapes import TensorSpec, normalize_axes
+from .attrs import Attr
+from .base import Op
+from .elementwise import _finish
+from .movement import _axis, _ints_of
+from .registry import register
+
+
+class _SameShape(Op):
+    SAME_SHAPE = True
+    DTYPES = FLOAT_TYPES
+
+    def infer(self, inputs):
+        self.require_dtype(inputs[0], self.DTYPES)
+        return [TensorSpec(inputs[0].dtype, inputs[0].shape)]
+
+
+@register
+class Softmax1(_SameShape):
+    """Softmax-1: `axis` must be non-negative."""
+
+    TYPE = "Softmax"
+    VERSIONS = (1,)
+    axis = Attr("int", 1)
+    LOG = False
+
+    def infer(self, inputs):
+        out = super().infer(inputs)
+        if inputs[0].shape is not None:
+            if self.VERSIONS == (1,) and self.axis < 0:
+                raise ShapeInferenceError(f"Softmax-1 axis {self.axis} must be non-negative", self.where)
+            _axis(self, self.axis, len(inputs[0].shape))
+        return out
+
+    def compute(self, inputs, sig):
+        x = inputs[0]
+        a = _axis(self, self.axis, x.ndim)
+        return [_finish(softmax(x.astype(np.float32) if x.dtype == np.float16 else x, a, self.LOG), sig.outs[0])]
+
+
+@register
+class Softmax8(Softmax1):
+    TYPE = "Softmax"
+    VERSIONS = (8,)
+
+
+@register
+class LogSoftmax(Softmax8):
+    TYPE = "LogSoftmax"
+    VERSIONS = (5,)
+    LOG = True
+
+
+def _normalize(x, axes, normalize_variance, eps, inside):
+    mean, var = moments(x, axes)
+    d = x - mean
+    if not normalize_variance:
+        return d
+    return d / (np.sqrt(var + eps) if inside else np.sqrt(var) + eps)
+
+
+@register
+class MVN1(_SameShape):
+    """MVN-1: over dims 1.. (across_channels) or 2.. (or `reduction_axes`); eps inside the sqrt."""
+
+    TYPE = "MVN"
+    VERSIONS = (1,)
+    across_channels = Attr("bool", False)
+    normalize_variance = Attr("bool", True)
+    eps = Attr("float")
+    reduction_axes = Attr("ints", None)
+
+    def _axes(self, rank):
+        if self.reduction_axes is not None:
+            return normalize_axes(self.reduction_axes, rank)
+        return tuple(range(1 if self.across_channels else 2, rank))
+
+    def compute(self, inputs, sig):
+        x = inputs[0]
+        axes = self._axes(x.ndim)
+        return [_finish(_normalize(x, axes, self.normalize_variance, self.eps, True), sig.outs[0])]
+
+
+@register
+class MVN6(_SameShape):
+    """MVN-6: over the axes input; eps_mode inside_sqrt or outside_sqrt."""
+
+    TYPE = "MVN"
+    VERSIONS = (6,)
+    INPUTS = (2, 2)
+    normalize_variance = Attr("bool")
+    eps = Attr("float")
+    eps_mode = Attr("str", choices=("inside_sqrt", "outside_sqrt"))
+
+    def infer(self, inputs):
+        out = super().infer(inputs[:1])
+        axes = _ints_of(self, inputs[1], "axes")
+        if axes is not None and inputs[0].shape is not None:
+            normalize_axes(axes, len(inputs[0].shape))
+        return out
+
+    def compute(self, inputs, sig):
+        x, axes = inputs
+        norm = normalize_axes(axes, x.ndim)
+        out = _normalize(x, norm, self.normalize_variance, self.eps, self.eps_mode == "inside_sqrt")
+        return [_finish(out, sig.outs[0])]
+
+
+@register
+class GroupNormalization(_SameShape):
+    """GroupNormalization-12: (N, C, ...) normalized per group of C / num_groups channels,
+    then scale[c] * y + bias[c]."""
+
+    TYPE = "GroupNormalization"
+    VERSIONS = (12,)
+    INPUTS = (3, 3)
+    num_groups = Attr("int")
+    epsilon = Attr("float")
+
+    def infer(self, inputs):
+        x = inputs[0]
+        if self.num_groups < 1:
+            raise FormatError(f"num_groups={self.num_groups} must be positive", self.where)
+        if x.shape is not None and len(x.shape) >= 2 and x.shape[1] is not None and x.shape[1] % self.num_groups:
+            raise ShapeInferenceError(f"{x.shape[1]} channels do not split into {self.num_groups} groups", self.where)
+        return super().infer(inputs[:1])
+
+    def compute(self, inputs, sig):
+        x, scale, bias = inputs
+        n, c = x.shape[0], x.shape[1]
+        g = x.reshape(n, self.num_groups, -1)
+        y = _normalize(g, (2,), True, self.epsilon, True).reshape(x.shape)
+        shape = (1, c) + (1,) * (x.ndim - 2)
+        y = y * scale.astype(np.float64).reshape(shape) + bias.astype(np.float64).reshape(shape)
+        return [_finish(y, sig.outs[0])]
+
+
+@register
+class NormalizeL2(_SameShape):
+    """NormalizeL2-1: x / sqrt(sum over axes of x^2 (+ or max) eps)."""
+
+    TYPE = "NormalizeL2"
+    VERSIONS = (1,)
+    INPUTS = (2, 2)
+    eps = Attr("float")
+    eps_mode = Attr("str", choices=("add", "max"))
+
+    def compute(self, inputs, sig):
+        x, axes = inputs
+        norm = normalize_axes(axes, x.ndim)
+        v = x.astype(np.float64)
+        s = np.sum(v * v, axis=norm, keepdims=True) if norm else v * v
+        s = s + self.eps if self.eps_mode == "add" else np.maximum(s, self.eps)
+        return [_finish(v / np.sqrt(s), sig.outs[0])]
+
+
+class _BatchNorm(_SameShape):
+    INPUTS = (5, 5)
+    epsilon = Attr("float")
+    ORDER = (0, 1, 2, 3, 4)  # positions of data, gamma, beta, mean, variance
+
+    def infer(self, inputs):
+        return super().infer([inputs[self.ORDER[0]]])
+
+    def compute(self, inputs, sig):
+        x, gamma, beta, mean, var = (inputs[i] for i in self.ORDER)
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+        v = [np.asarray(t, np.float64).reshape(shape) for t in (gamma, beta, mean, var)]
+        y = v[0] * (x - v[2]) / np.sqrt(v[3] + self.epsilon) + v[1]
+        return [_finish(y, sig.outs[0])]
+
+
+@register
+class BatchNormInference5(_BatchNorm):
+    """BatchNormInference-5: inputs data, gamma, beta, mean, variance; channels on dim 1."""
+
+    TYPE = "BatchNormInference"
+    VERSIONS = (5,)
+
+
+@register
+class BatchNormInference1(_BatchNorm):
+    """BatchNormInference-1: inputs gamma, beta, data, mean, variance."""
+
+    TYPE = "BatchNormInference"
+    VERSIONS = (1,)
+    ORDER = (2, 0, 1, 3, 4)
