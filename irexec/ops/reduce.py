@@ -177,7 +177,7 @@ class CumSum(Op):
     reverse = Attr("bool", False)
 
     def infer(self, inputs):
-        self.require_dtype(inputs[0], COMPUTE_TYPES, "data")
+        self.require_dtype(inputs[0], COMPUTE_TYPES | {"boolean"}, "data")
         if len(inputs) > 1:
             check_axes_spec(self, inputs[1])
         return [TensorSpec(inputs[0].dtype, inputs[0].shape)]
@@ -188,6 +188,7 @@ class CumSum(Op):
             return [np.zeros_like(x) if self.exclusive else x.copy()]
         axis = int(np.asarray(inputs[1]).reshape(-1)[0]) if len(inputs) > 1 else 0
         (a,) = normalize_axes(axis, x.ndim)
+        # booleans sum as integers and turn back into booleans (non-zero: true), as OpenVINO does
         acc_dt = np.float64 if x.dtype.kind == "f" else (np.uint64 if x.dtype.kind == "u" else np.int64)
         v = np.flip(x, a) if self.reverse else x
         s = np.cumsum(v, axis=a, dtype=acc_dt)
@@ -197,4 +198,4 @@ class CumSum(Op):
             s = np.flip(s, a)
         from .elementwise import _finish
 
-        return [_finish(s, sig.outs[0])]
+        return [s != 0 if x.dtype == np.bool_ else _finish(s, sig.outs[0])]
