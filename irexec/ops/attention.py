@@ -40,8 +40,15 @@ class ScaledDotProductAttention(Op):
         e_q, e_k = q.shape[-1], k.shape[-1]
         if e_q is not None and e_k is not None and e_q != e_k:
             raise ShapeInferenceError(f"query and key embeddings differ ({e_q} vs {e_k})", self.where)
-        batch = broadcast_shapes([q.shape[:-2], k.shape[:-2], v.shape[:-2]])
-        return [TensorSpec(q.dtype, None if batch is None else tuple(batch) + (q.shape[-2], v.shape[-1]))]
+        shapes = [q.shape[:-2], k.shape[:-2], v.shape[:-2]]
+        L = q.shape[-2]
+        if len(inputs) > 3 and inputs[3].shape is not None and len(inputs[3].shape) >= 2:
+            mask = inputs[3].shape
+            shapes.append(mask[:-2])
+            if L is None and mask[-2] not in (None, 1):
+                L = mask[-2]  # the mask broadcasts against (L, S): it may know L
+        batch = broadcast_shapes(shapes)
+        return [TensorSpec(q.dtype, None if batch is None else tuple(batch) + (L, v.shape[-1]))]
 
     def compute(self, inputs, sig):
         q, k, v = (x.astype(np.float32) if x.dtype == np.float16 else x for x in inputs[:3])

@@ -207,8 +207,10 @@ class ConvolutionBackpropData(Op):
                     continue
                 total = full[i] + op[i] - out[i]
                 if self.auto_pad in ("same_upper", "same_lower"):
+                    # what a transposed convolution crops: the odd one at the beginning for
+                    # same_upper (measured against OpenVINO's CPU plugin and reference)
                     small, big = total // 2, total - total // 2
-                    pb[i], pe[i] = (small, big) if self.auto_pad == "same_upper" else (big, small)
+                    pb[i], pe[i] = (big, small) if self.auto_pad == "same_upper" else (small, big)
                 else:
                     pe[i] = total - pb[i]
             return out, pb, op

@@ -46,7 +46,8 @@ class _GatherBase(Op):
         b = b + len(idx.shape) if b < 0 else b
         if b > a or b > len(idx.shape):
             raise ShapeInferenceError(f"batch_dims {b} must be <= axis {a} and the indices' rank", self.where)
-        shape = tuple(data.shape[:a]) + tuple(idx.shape[b:]) + tuple(data.shape[a + 1:])
+        lead = [d if d is not None else (idx.shape[i] if i < b else None) for i, d in enumerate(data.shape[:a])]
+        shape = tuple(lead) + tuple(idx.shape[b:]) + tuple(data.shape[a + 1:])
         # the known elements of a 1-D shape value, gathered by constant indices
         if rank == 1 and b == 0 and data.dtype in AXES_TYPES and idx.value is not None:
             elems = elements(data)
@@ -143,7 +144,7 @@ class _GatherNDBase(Op):
         k = idx.shape[-1]
         if b + k > len(data.shape):
             raise ShapeInferenceError(f"indices' last dim {k} + batch_dims {b} exceeds data rank", self.where)
-        batch = data.shape[:b]
+        batch = tuple(d if d is not None else idx.shape[i] for i, d in enumerate(data.shape[:b]))
         if self.FLAT_BATCH and b > 0:
             n = None if any(d is None for d in batch) else int(np.prod(batch))
             lead = (n,)

@@ -2,8 +2,9 @@
 
 Output dims: floor or ceil of (in + pads - dilation*(k-1) - 1) / stride + 1; `ceil_torch`
 (v14) drops a last window that would start in the end padding, as PyTorch does. Windows read
-padded positions as absent: Max ignores them, Avg divides by the window's positions inside the
-input (exclude-pad) or inside input + explicit pads (positions past the pads never count).
+padded positions as absent: Max ignores them; Avg divides by the window's positions inside the
+input (exclude-pad), else by the kernel size (ceil_torch: by the positions inside input + pads,
+as PyTorch does), as OpenVINO's CPU plugin computes it.
 Sums accumulate in float64 and round once; Max propagates NaN (numpy's rule, as irexec's Reduce
 ops do; OpenVINO's CPU plugin drops NaN). A global pool (the kernel covers the spatial dims,
 no pads) is a reduction and runs as one (`kernels.reduce`).
@@ -189,8 +190,10 @@ class AvgPool1(_PoolBase):
         core = tuple(slice(b, b + d) for (b, _), d in zip(extra, x.shape[2:]))
         if self.exclude_pad:
             inside[core] = 1.0
-        else:
+        elif self.rounding_type == "ceil_torch":  # PyTorch: the window clipped to input + pads
             inside[tuple(slice(0, b + d + e) for (b, _), d, (_, e) in zip(extra, x.shape[2:], pads))] = 1.0
+        else:  # OpenVINO: the whole kernel, also where a ceil window runs past the pads
+            inside[...] = 1.0
         axes = tuple(range(2 + len(out), 2 + 2 * len(out)))
         sums = np.sum(windows(xp, self.kernel, self.strides, (1,) * len(out), out), axis=axes)
         counts = np.sum(windows(inside[None, None], self.kernel, self.strides, (1,) * len(out), out), axis=axes)
