@@ -39,7 +39,7 @@ def param(name: str, shape, dtype=np.float32):
 
 
 def check(tmp_path, params, outputs, feeds: dict, *, rtol: float = 1e-4, atol: float = 1e-5, compress: bool = False,
-          name: str = "m") -> dict:
+          name: str = "m", values: bool = True) -> dict:
     """Save the graph from `params` (made with `param`) to `outputs` (nodes or node outputs),
     load it with irexec, compare shapes with read_model, run both, compare values. `feeds` maps
     the parameters' names to arrays. Returns irexec's outputs by name."""
@@ -56,6 +56,8 @@ def check(tmp_path, params, outputs, feeds: dict, *, rtol: float = 1e-4, atol: f
     report = m.validate()
     assert report.ok, "\n  ".join(str(i) for i in report.issues)
     got = m.infer(feeds)
+    if not values:  # shapes only (where OpenVINO's CPU plugin cannot run the graph)
+        return got
     compiled = oc.ov_core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     ov_feeds = {}
     for port in compiled.inputs:

@@ -335,7 +335,7 @@ def _(o, dyn):
             *o.max_pool(x, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3], "ceil_torch", "explicit", "i32", 2).outputs(),
             o1.avg_pool(x, [2, 2], [1, 1], [1, 1], [3, 3], True, "floor"),
             o1.avg_pool(x, [2, 2], [1, 1], [1, 1], [3, 3], False, "ceil"),
-            o.avg_pool(x, [2, 2], [1, 1], [1, 1], [3, 3], True, "floor"),
+            o.avg_pool(x, [2, 2], [1, 1], [1, 1], [3, 3], True, "ceil_torch"),
             o1.avg_pool(x, [1, 1], [0, 0], [0, 0], [9, 8], True),
             o1.max_pool(x, [1, 1], [0, 0], [0, 0], [9, 8])]
     return [x], outs, {"x": f32(2, 3, 9, 8)}
@@ -402,10 +402,15 @@ SEPARATE = {"pool"}
 HERE = __import__("pathlib").Path(__file__).parent
 
 
+# outputs whose values OpenVINO's CPU plugin cannot give: AvgPool-14 read from IR crashes its
+# compile (SIGSEGV, OpenVINO 2026.4); its shapes are checked here, its values in test_ops_numpy.py
+SHAPES_ONLY = {("pool", 8)}
+
+
 def check_one(ident, dyn, i, tmp_path):
     _, _, build = next(c for c in CASES if c[0] == ident)
     params, outs, feeds = build(ops(), dyn)
-    oc.check(tmp_path, params, [outs[i]], feeds, name=f"{ident}{i}")
+    oc.check(tmp_path, params, [outs[i]], feeds, name=f"{ident}{i}", values=(ident, i) not in SHAPES_ONLY)
 
 
 def test_every_registered_op_is_covered():

@@ -1,0 +1,223 @@
+"""The new ops against numpy in float64, one op at a time (`irexec.ops.single.run_op`, no XML):
+the numerics (float64 accumulation, NaN, overflow-safe softmax, f16/bf16 rounding) and the edge
+cases OpenVINO's CPU plugin cannot be the oracle for."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import irexec
+from irexec.ops.single import run_op
+
+R = np.random.default_rng(7)
+
+
+def close(got, want, rtol=1e-6, atol=1e-7):
+    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def softmax64(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - m)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("dtype,rtol", [(np.float32, 0), (np.float64, 1e-14), (np.float16, 0)])
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+def test_softmax_and_log_softmax(dtype, rtol, axis):
+    x = (R.standard_normal((4, 5, 6)) * 30).astype(dtype)
+    x[0, 0, 0] = 1000 if dtype != np.float16 else 60000  # no overflow: the max is subtracted first
+    x64 = x.astype(np.float64)
+    ref = softmax64(x64, axis)
+    (y,) = run_op("Softmax", "opset8", [x], axis=axis)
+    assert y.dtype == dtype
+    close(y, ref.astype(dtype), rtol=rtol, atol=0)  # the exact value, rounded once
+    m = x64.max(axis=axis, keepdims=True)
+    log_ref = x64 - m - np.log(np.exp(x64 - m).sum(axis=axis, keepdims=True))
+    (ly,) = run_op("LogSoftmax", "opset5", [x], axis=axis)
+    close(ly, log_ref.astype(dtype), rtol=rtol, atol=0)
+
+
+def test_softmax_nan_and_minus_infinity():
+    x = np.array([[1.0, np.nan, 2.0], [-np.inf, 0.0, 1.0], [-np.inf, -np.inf, -np.inf]], np.float32)
+    (y,) = run_op("Softmax", "opset8", [x], axis=1)
+    assert np.isnan(y[0]).all()
+    close(y[1], [0.0, 1 / (1 + math.e), math.e / (1 + math.e)])
+    assert np.isnan(y[2]).all()
+
+
+def test_softmax1_refuses_negative_axis():
+    with pytest.raises(irexec.ShapeInferenceError):
+        run_op("Softmax", "opset1", [np.ones((2, 3), np.float32)], axis=-1)
+
+
+def _mvn64(x, axes, eps, inside, norm=True):
+    m = x.mean(axis=axes, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=axes, keepdims=True)
+    if not norm:
+        return x - m
+    return (x - m) / (np.sqrt(v + eps) if inside else np.sqrt(v) + eps)
+
+
+@pytest.mark.parametrize("axes,mode", [((2,), "inside_sqrt"), ((1, 2), "outside_sqrt"), ((-1,), "inside_sqrt")])
+def test_mvn6(axes, mode):
+    x = (R.standard_normal((3, 4, 50)) + 1e4).astype(np.float32)  # a large mean: two-pass variance
+    (y,) = run_op("MVN", "opset6", [x, np.array(axes, np.int64)], normalize_variance=True, eps=1e-5, eps_mode=mode)
+    close(y, _mvn64(x.astype(np.float64), tuple(a % 3 for a in axes), 1e-5, mode == "inside_sqrt"), rtol=1e-5,
+          atol=2e-5)
+
+
+def test_mvn1_group_norm_normalize_l2_batchnorm():
+    x = R.standard_normal((2, 6, 4, 5)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    (y,) = run_op("MVN", "opset1", [x], across_channels=True, normalize_variance=True, eps=1e-9)
+    close(y, _mvn64(x64, (1, 2, 3), 1e-9, True), rtol=1e-5, atol=1e-6)
+    scale, bias = R.standard_normal(6).astype(np.float32), R.standard_normal(6).astype(np.float32)
+    (g,) = run_op("GroupNormalization", "opset12", [x, scale, bias], num_groups=3, epsilon=1e-5)
+    ref = _mvn64(x64.reshape(2, 3, -1), (2,), 1e-5, True).reshape(x.shape) * scale.reshape(1, 6, 1, 1) + bias.reshape(
+        1, 6, 1, 1)
+    close(g, ref, rtol=1e-5, atol=1e-6)
+    (n,) = run_op("NormalizeL2", "opset1", [x, np.array([1], np.int64)], eps=1e-6, eps_mode="max")
+    close(n, x64 / np.sqrt(np.maximum((x64 ** 2).sum(axis=1, keepdims=True), 1e-6)), rtol=1e-6)
+    gm, bt, mu, var = (R.uniform(0.5, 1.5, 6).astype(np.float32) for _ in range(4))
+    (b,) = run_op("BatchNormInference", "opset5", [x, gm, bt, mu, var], epsilon=1e-3)
+    sh = (1, 6, 1, 1)
+    close(b, gm.reshape(sh) * (x64 - mu.reshape(sh)) / np.sqrt(var.reshape(sh) + 1e-3) + bt.reshape(sh), rtol=1e-6)
+
+
+@pytest.mark.parametrize("causal,mask", [(False, None), (True, None), (False, "bool"), (False, "float")])
+def test_scaled_dot_product_attention(causal, mask):
+    q, k, v = (R.standard_normal(s).astype(np.float32) for s in ((2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 4)))
+    s = (q.astype(np.float64) @ np.swapaxes(k, -1, -2)) / math.sqrt(8)
+    inputs = [q, k, v]
+    if causal:
+        s = np.where(np.tril(np.ones((5, 7), bool)), s, -np.inf)
+    elif mask == "bool":
+        m = R.random((5, 7)) < 0.7
+        m[:, 0] = True
+        s = np.where(m, s, -np.inf)
+        inputs.append(m)
+    elif mask == "float":
+        m = R.standard_normal((1, 1, 5, 7)).astype(np.float32)
+        s = s + m
+        inputs.append(m)
+    (y,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=(), causal=causal)
+    close(y, softmax64(s, -1) @ v, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("sa,sb,ta,tb", [((3, 4), (4, 5), False, False), ((4,), (4, 5), False, False),
+                                         ((3, 4), (4,), False, False), ((2, 1, 4, 3), (5, 4, 6), True, False),
+                                         ((2, 3, 4), (5, 4), False, True)])
+def test_matmul_shapes_and_values(sa, sb, ta, tb):
+    a, b = R.standard_normal(sa).astype(np.float32), R.standard_normal(sb).astype(np.float32)
+    (y,) = run_op("MatMul", "opset1", [a, b], const=(), transpose_a=ta, transpose_b=tb)
+    a64 = np.swapaxes(a, -1, -2) if ta and a.ndim > 1 else a
+    b64 = np.swapaxes(b, -1, -2) if tb and b.ndim > 1 else b
+    close(y, np.matmul(a64.astype(np.float64), b64), rtol=1e-5, atol=1e-5)
+    with pytest.raises(irexec.ShapeInferenceError):
+        run_op("MatMul", "opset1", [np.ones((2, 3), np.float32), np.ones((4, 2), np.float32)], const=())
+
+
+def conv_ref(x, w, stride, pad, dil, groups=1):
+    """Direct nested-loop 2-D convolution in float64."""
+    n, c, h, wd = x.shape
+    co, cg, kh, kw = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    oh = (h + 2 * pad[0] - dil[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (wd + 2 * pad[1] - dil[1] * (kw - 1) - 1) // stride[1] + 1
+    out = np.zeros((n, co, oh, ow))
+    og = co // groups
+    for b, o, i, j in itertools.product(range(n), range(co), range(oh), range(ow)):
+        g = o // og
+        for ci, p, q in itertools.product(range(cg), range(kh), range(kw)):
+            out[b, o, i, j] += xp[b, g * cg + ci, i * stride[0] + p * dil[0], j * stride[1] + q * dil[1]] * w[o, ci, p, q]
+    return out
+
+
+@pytest.mark.parametrize("stride,pad,dil", [((1, 1), (1, 1), (1, 1)), ((2, 1), (0, 2), (1, 2))])
+def test_convolution_and_depthwise_against_loops(stride, pad, dil):
+    x = R.standard_normal((2, 4, 7, 6)).astype(np.float32)
+    w = R.standard_normal((3, 4, 3, 2)).astype(np.float32)
+    kw = dict(strides=stride, pads_begin=pad, pads_end=pad, dilations=dil)
+    (y,) = run_op("Convolution", "opset1", [x, w], **kw)
+    close(y, conv_ref(x, w, stride, pad, dil), rtol=1e-5, atol=1e-5)
+    dw = R.standard_normal((4, 1, 1, 3, 3)).astype(np.float32)
+    (z,) = run_op("GroupConvolution", "opset1", [x, dw], **kw)
+    close(z, conv_ref(x, dw.reshape(4, 1, 3, 3), stride, pad, dil, groups=4), rtol=1e-5, atol=1e-5)
+
+
+def test_pooling_nan_global_and_ceil_torch():
+    x = R.standard_normal((1, 2, 7, 7)).astype(np.float32)
+    x[0, 0, 3, 3] = np.nan
+    (m,) = run_op("MaxPool", "opset1", [x], strides=(2, 2), pads_begin=(0, 0), pads_end=(0, 0), kernel=(3, 3))
+    assert np.isnan(m[0, 0, 1, 1]) and not np.isnan(m[0, 1]).any()  # NaN propagates, as numpy's max
+    (g,) = run_op("AvgPool", "opset1", [x[:, 1:]], strides=(1, 1), pads_begin=(0, 0), pads_end=(0, 0),
+                  kernel=(7, 7), **{"exclude-pad": True})
+    close(g.reshape(-1), [x[0, 1].astype(np.float64).mean()], rtol=1e-6)
+    # ceil_torch: the last window may not start in the padding (PyTorch's rule); count = in + pads
+    y = np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5)
+    (a,) = run_op("AvgPool", "opset14", [y], strides=(2, 2), pads_begin=(1, 1), pads_end=(1, 1), kernel=(3, 3),
+                  rounding_type="ceil_torch", **{"exclude-pad": True})
+    assert a.shape == (1, 1, 3, 3)
+    yp = np.pad(y[0, 0].astype(np.float64), 1)
+    valid = np.pad(np.ones((5, 5)), 1)
+    ref = [[yp[i * 2:i * 2 + 3, j * 2:j * 2 + 3].sum() / valid[i * 2:i * 2 + 3, j * 2:j * 2 + 3].sum() for j in range(3)]
+           for i in range(3)]
+    close(a[0, 0], ref, rtol=1e-6)
+
+
+def test_gelu_and_erf_against_math_erf():
+    x = np.concatenate([np.linspace(-6, 6, 1001), [0.0, 1e-6, -1e-6]]).astype(np.float32)
+    ref_erf = np.array([math.erf(v) for v in x.astype(np.float64)])
+    (e,) = run_op("Erf", "opset1", [x])
+    close(e, ref_erf, rtol=2e-7, atol=1e-30)
+    (g,) = run_op("Gelu", "opset7", [x], approximation_mode="erf")
+    v = x.astype(np.float64)
+    close(g, 0.5 * v * (1 + np.array([math.erf(t / math.sqrt(2)) for t in v])), rtol=2e-7, atol=1e-30)
+    (e64,) = run_op("Erf", "opset1", [x.astype(np.float64)])
+    close(e64, ref_erf, rtol=1e-15, atol=1e-300)
+
+
+def test_cumsum_gather8_topk_interpolate():
+    x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    (c,) = run_op("CumSum", "opset3", [x, np.int64(1)], exclusive=True, reverse=True)
+    close(c, [[5, 3, 0], [11, 6, 0]])
+    (gz,) = run_op("Gather", "opset8", [x, np.array([2, -1, 7], np.int64), np.int64(1)])
+    close(gz, [[3, 3, 0], [6, 6, 0]])  # Gather-8: out of range gives 0
+    with pytest.raises(irexec.ExecutionError):
+        run_op("Gather", "opset7", [x, np.array([7], np.int64), np.int64(1)])
+    t = np.array([[3, 1, 3, 2]], np.float32)
+    vals, idx = run_op("TopK", "opset11", [t, np.int64(2)], n_outputs=2, axis=1, mode="max", sort="value",
+                       index_element_type="i64", stable=True)
+    close(vals, [[3, 3]])
+    assert idx.tolist() == [[0, 2]]
+    img = R.standard_normal((1, 1, 2, 3)).astype(np.float32)
+    (up,) = run_op("Interpolate", "opset11", [img, np.float32([2, 2]), np.array([2, 3], np.int64)], mode="nearest",
+                   shape_calculation_mode="scales", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    close(up, img.repeat(2, axis=2).repeat(2, axis=3))
+
+
+@pytest.mark.parametrize("et", ["f16", "bf16"])
+def test_half_types_round_once(et):
+    x = R.standard_normal((3, 8)).astype(np.float32)
+    xin = x.astype(np.float16) if et == "f16" else irexec.dtypes.round_bf16(x)
+    (y,) = run_op("Softmax", "opset8", [xin], types=[et], axis=1)
+    ref = softmax64(xin.astype(np.float64), 1)
+    want = ref.astype(np.float16) if et == "f16" else irexec.dtypes.round_bf16(ref.astype(np.float32))
+    close(y, want, rtol=0, atol=0)
+
+
+def test_bad_attributes_and_shapes_are_errors():
+    x = np.ones((2, 4), np.float32)
+    with pytest.raises(irexec.FormatError):
+        run_op("Clamp", "opset1", [x], min=2.0, max=1.0)
+    with pytest.raises(irexec.FormatError):
+        run_op("MVN", "opset6", [x, np.array([1], np.int64)], normalize_variance=True, eps=1e-5, eps_mode="sideways")
+    with pytest.raises(irexec.ShapeInferenceError):
+        run_op("Concat", "opset1", [x, np.ones((3, 5), np.float32)], const=(), axis=0)
+    with pytest.raises(irexec.ShapeInferenceError):
+        run_op("Split", "opset1", [np.ones((5, 2), np.float32), np.int64(0)], n_outputs=2, num_splits=2)
