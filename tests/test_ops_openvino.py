@@ -12,9 +12,8 @@ from __future__ import annotations
 import importlib
 
 import numpy as np
-import pytest
-
 import ovcheck as oc
+import pytest
 
 R = np.random.default_rng(1234)
 
