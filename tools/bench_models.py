@@ -67,8 +67,8 @@ def bench_models(rounds: int) -> None:
             req.infer(ov_feeds)
         irx, ovt = [], []
         for _ in range(rounds):
-            irx.append(_median_time(lambda: m.infer(feeds), 5))
-            ovt.append(_median_time(lambda: req.infer(ov_feeds), 5))
+            irx.append(_median_time(lambda m=m, feeds=feeds: m.infer(feeds), 5))
+            ovt.append(_median_time(lambda req=req, f=ov_feeds: req.infer(f), 5))
         a, b = float(np.median(irx)), float(np.median(ovt))
         rows.append((name, len(m.graph.layers), a, b))
     print(f"{'model':<18} {'layers':>6} {'irexec ms':>10} {'OV CPU ms':>10} {'ratio':>6}")
@@ -126,9 +126,9 @@ def bench_ops(rounds: int) -> None:
             req.infer([x])
             irx, ovt, lim = [], [], []
             for _ in range(rounds):
-                irx.append(_median_time(lambda: m.infer([x]), 3))
-                ovt.append(_median_time(lambda: req.infer([x]), 3))
-                lim.append(_median_time(lambda: flat.sum(), 3))
+                irx.append(_median_time(lambda m=m, x=x: m.infer([x]), 3))
+                ovt.append(_median_time(lambda req=req, x=x: req.infer([x]), 3))
+                lim.append(_median_time(lambda flat=flat: flat.sum(), 3))
         gb = x.nbytes / 1e9
         a, b, s = gb / np.median(irx), gb / np.median(ovt), gb / np.median(lim)
         print(f"{label:<26} {x.nbytes / 1e6:>6.1f} {a:>11.2f} {b:>8.2f} {s:>10.2f} {a / b:>7.2f} {a / s:>7.2f}")
@@ -212,7 +212,6 @@ def main():
         bench_overhead()
     if "memory" not in skip:
         bench_memory()
-    del json, resource
 
 
 if __name__ == "__main__":
