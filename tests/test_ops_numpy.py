@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import irexec
+from irexec import config
 from irexec.ops.single import run_op
 
 R = np.random.default_rng(7)
@@ -221,3 +222,33 @@ def test_bad_attributes_and_shapes_are_errors():
         run_op("Concat", "opset1", [x, np.ones((3, 5), np.float32)], const=(), axis=0)
     with pytest.raises(irexec.ShapeInferenceError):
         run_op("Split", "opset1", [np.ones((5, 2), np.float32), np.int64(0)], n_outputs=2, num_splits=2)
+
+
+@pytest.fixture
+def kernels(monkeypatch):
+    monkeypatch.setattr(config, "JIT", "always")
+    monkeypatch.setattr(config, "SMALL_ELEMENTS", 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_and_layer_norm_kernels_match_the_numpy_path(kernels, dtype):
+    x = (R.standard_normal((6, 7, 33)) * 20 + 3).astype(dtype)
+    x[0, 0, 3] = np.nan
+    x[1, 2, :] = -np.inf
+    x[2, 3, 5] = np.inf
+    x64 = x.astype(np.float64)
+    for op, version, extra in (("Softmax", "opset8", {}), ("LogSoftmax", "opset5", {})):
+        (y,) = run_op(op, version, [x], axis=-1, **extra)
+        config.JIT = "never"
+        (ref,) = run_op(op, version, [x], axis=-1, **extra)
+        config.JIT = "always"
+        np.testing.assert_array_equal(np.isnan(y), np.isnan(ref))
+        # the same float64 sums in another order: log-softmax near 0 differs by ~1e-16 absolute
+        close(y, ref, rtol=2e-7 if dtype == np.float32 else 1e-14, atol=1e-12 if op == "LogSoftmax" else 0)
+    finite = x64[3:]
+    (n,) = run_op("MVN", "opset6", [x[3:], np.array([-1], np.int64)], normalize_variance=True, eps=1e-5,
+                  eps_mode="inside_sqrt")
+    close(n, _mvn64(finite, (2,), 1e-5, True), rtol=2e-6 if dtype == np.float32 else 1e-12, atol=1e-6)
+    from irexec.kernels import jit
+
+    assert jit.ready()

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..dtypes import FLOAT_TYPES
 from ..errors import ShapeInferenceError
-from ..kernels.normalize import softmax
+from ..kernels.normalize import softmax, softmax_out
 from ..shapes import TensorSpec, broadcast_shapes
 from .attrs import Attr
 from .base import Op
@@ -64,6 +64,8 @@ class ScaledDotProductAttention(Op):
                 scores = np.where(mask, scores, -np.inf)
             else:
                 scores = scores + mask.astype(np.float64)
-        p = softmax(scores, -1)
+        p = softmax_out(scores, -1, False, np.float64)
+        if p is None:
+            p = softmax(scores, -1)
         out = np.matmul(p.astype(q.dtype) if q.dtype != np.float64 else p, v)
         return [_finish(np.asarray(out), sig.outs[0])]

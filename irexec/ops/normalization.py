@@ -12,7 +12,7 @@ import numpy as np
 
 from ..dtypes import FLOAT_TYPES
 from ..errors import FormatError, ShapeInferenceError
-from ..kernels.normalize import moments, softmax
+from ..kernels.normalize import moments, normalize_last_out, softmax, softmax_out
 from ..shapes import TensorSpec, normalize_axes
 from .attrs import Attr
 from .base import Op
@@ -50,6 +50,9 @@ class Softmax1(_SameShape):
     def compute(self, inputs, sig):
         x = inputs[0]
         a = _axis(self, self.axis, x.ndim)
+        fast = softmax_out(x, a, self.LOG, x.dtype) if sig.outs[0] in ("f32", "f64") else None
+        if fast is not None:
+            return [fast]
         return [_finish(softmax(x.astype(np.float32) if x.dtype == np.float16 else x, a, self.LOG), sig.outs[0])]
 
 
@@ -117,6 +120,10 @@ class MVN6(_SameShape):
     def compute(self, inputs, sig):
         x, axes = inputs
         norm = normalize_axes(axes, x.ndim)
+        if norm == (x.ndim - 1,) and sig.outs[0] in ("f32", "f64"):  # LayerNorm: the kernels, when they pay
+            fast = normalize_last_out(x, self.eps, self.eps_mode == "inside_sqrt", self.normalize_variance, x.dtype)
+            if fast is not None:
+                return [fast]
         out = _normalize(x, norm, self.normalize_variance, self.eps, self.eps_mode == "inside_sqrt")
         return [_finish(out, sig.outs[0])]
 
@@ -144,7 +151,8 @@ class GroupNormalization(_SameShape):
         x, scale, bias = inputs
         n, c = x.shape[0], x.shape[1]
         g = x.reshape(n, self.num_groups, -1)
-        y = _normalize(g, (2,), True, self.epsilon, True).reshape(x.shape)
+        fast = normalize_last_out(g, self.epsilon, True, True, np.float64) if sig.outs[0] in ("f32", "f64") else None
+        y = (fast if fast is not None else _normalize(g, (2,), True, self.epsilon, True)).reshape(x.shape)
         shape = (1, c) + (1,) * (x.ndim - 2)
         y = y * scale.astype(np.float64).reshape(shape) + bias.astype(np.float64).reshape(shape)
         return [_finish(y, sig.outs[0])]
