@@ -166,7 +166,9 @@ def test_cli_on_mutated_models(bases, workdir, data) -> None:
     assert "internal error" not in text, f"{case.describe()}: {text}"
     assert code in {0, 1, 2, 3, 4, 5, 6}, code
     assert len(text.strip().splitlines()) <= 1, text
-    assert (code in (0, 1)) == (text == ""), f"exit {code} with stderr {text!r}"
+    # success may carry one warning line (an edge to a missing layer, ignored as OpenVINO does)
+    quiet = text == "" or text.startswith("irexec: warning:")
+    assert (code in (0, 1)) == quiet, f"exit {code} with stderr {text!r}"
 
 
 NON_ASCII = ["٣", "³", "١٢", "９"]
