@@ -93,7 +93,7 @@ def _op_cases():
         ("MVN (C,H,W)", (8, 64, 56, 56), lambda x: o.mvn(x, c(np.int64([1, 2, 3])), True, 1e-5, "inside_sqrt")),
         ("GroupNormalization 32", (8, 256, 56, 56),
          lambda x: o.group_normalization(x, c(np.ones(256, np.float32)), c(np.zeros(256, np.float32)), 32, 1e-5)),
-        ("MaxPool 3x3 s2", (8, 64, 112, 112), lambda x: o14.max_pool(x, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3])[0]),
+        ("MaxPool 3x3 s2", (8, 64, 112, 112), lambda x: o14.max_pool(x, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3]).output(0)),
         ("AvgPool 3x3 s2", (8, 64, 112, 112), lambda x: o1.avg_pool(x, [2, 2], [1, 1], [1, 1], [3, 3], True)),
         ("AvgPool global", (8, 256, 56, 56), lambda x: o1.avg_pool(x, [1, 1], [0, 0], [0, 0], [56, 56], True)),
         ("ReduceMean (1,576,7,7)", (1, 576, 7, 7), lambda x: o.reduce_mean(x, c(np.int64([2, 3])), True)),

@@ -264,14 +264,14 @@ def call(kernel, *args):
 def parallel_for(kernel, n_tasks: int, threads: int, *args) -> None:
     """kernel(t_lo, t_hi, *args) over tasks 0..n_tasks in chunks; the calling thread works too and
     every thread pulls the next chunk when done, so a preempted thread delays only its own chunk.
-    The first chunk runs alone, so a compile or cache load happens once, in the calling thread."""
+    The first task runs alone, so a compile or cache load happens once, in the calling thread."""
     if threads <= 1 or n_tasks <= 1:
         call(kernel, 0, n_tasks, *args)
         return
-    n_chunks = min(n_tasks, 4 * threads)
-    bounds = [n_tasks * i // n_chunks for i in range(n_chunks + 1)]
-    call(kernel, bounds[0], bounds[1], *args)
-    counter = itertools.count(1)
+    call(kernel, 0, 1, *args)  # one task alone: a compile or cache repair happens once, here
+    n_chunks = min(n_tasks - 1, 4 * threads)
+    bounds = [1 + (n_tasks - 1) * i // n_chunks for i in range(n_chunks + 1)]
+    counter = itertools.count()
     take = threading.Lock()
 
     def worker():
