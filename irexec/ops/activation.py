@@ -241,38 +241,25 @@ class PRelu(Op):
 
 
 @register
-class HardSigmoid(Op):
+class HardSigmoid(Activation):
     """HardSigmoid-1: max(0, min(1, alpha * x + beta)), alpha and beta as scalar inputs."""
 
     TYPE = "HardSigmoid"
-    VERSIONS = (1,)
     INPUTS = (3, 3)
-    SAME_SHAPE = True
 
-    def infer(self, inputs):
-        self.require_dtype(inputs[0], FLOAT_TYPES)
-        return [TensorSpec(inputs[0].dtype, inputs[0].shape)]
-
-    def compute(self, inputs, sig):
-        x, a, b = inputs
-        return [_finish(np.clip(a.reshape(()) * x + b.reshape(()), 0, 1), sig.outs[0])]
+    def f(self, x, extra):
+        alpha, beta = (np.asarray(v).reshape(()) for v in extra)
+        return np.clip(alpha * x + beta, 0, 1)
 
 
 @register
-class Selu(Op):
+class Selu(Activation):
     """Selu-1: lambda * (x if x > 0 else alpha * (e^x - 1)), alpha and lambda as inputs."""
 
     TYPE = "Selu"
-    VERSIONS = (1,)
     INPUTS = (3, 3)
-    SAME_SHAPE = True
 
-    def infer(self, inputs):
-        self.require_dtype(inputs[0], FLOAT_TYPES)
-        return [TensorSpec(inputs[0].dtype, inputs[0].shape)]
-
-    def compute(self, inputs, sig):
-        x, alpha, lam = inputs
+    def f(self, x, extra):
+        alpha, lam = (np.asarray(v, np.float64).reshape(()) for v in extra)
         v = x.astype(np.float64)
-        out = lam.reshape(()) * np.where(v > 0, v, alpha.reshape(()) * np.expm1(np.minimum(v, 0)))
-        return [_finish(out, sig.outs[0])]
+        return lam * np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0)))
