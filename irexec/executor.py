@@ -36,6 +36,7 @@ class Plan:
     steps: tuple[Step, ...]
     constants: dict[ValueKey, np.ndarray]  # folded values some step reads
     results: tuple[ValueKey, ...]  # the value each Result returns, in Result order
+    const_roots: frozenset = frozenset()  # ids of the arrays that own the constants' memory
 
 
 def make_plan(graph: Graph, found: Inferred) -> Plan:
@@ -72,7 +73,7 @@ def make_plan(graph: Graph, found: Inferred) -> Plan:
     )
     read = {k for s in steps for k in s.operands} | set(results)
     constants = {k: specs[k].value for k in read if specs[k].value is not None}
-    return Plan(steps, constants, results)
+    return Plan(steps, constants, results, frozenset(id(_root(v)) for v in constants.values()))
 
 
 def _check_output(value: np.ndarray, spec: TensorSpec, step: Step) -> None:
@@ -130,7 +131,7 @@ def owned_outputs(values: list[np.ndarray], plan: Plan, feeds: dict) -> list[np.
     """The values, each an array no one else holds: a value whose memory belongs to a constant or
     a feed, to a buffer that is not a numpy array (a memory map), or to another returned value is
     copied; a fresh result (or a view of one no one else returns) is returned as it is."""
-    external = {id(_root(v)) for v in plan.constants.values()} | {id(_root(v)) for v in feeds.values()}
+    external = plan.const_roots | {id(_root(v)) for v in feeds.values()}
     seen: set[int] = set()
     out = []
     for value in values:
