@@ -46,7 +46,11 @@ LOAD_WARM_S = 2.0  # import numba + load every kernel from the cache (measured 0
 LOAD_COLD_S = 40.0  # import numba + compile every kernel (measured 20-50 s on 2 busy cores)
 
 # kernel families: module name -> its `warm()` compiles every specialization irexec uses
-KERNEL_MODULES: list[str] = ["irexec.kernels.reduce.loops", "irexec.kernels.normalize_loops"]
+KERNEL_MODULES: list[str] = [
+    "irexec.kernels.reduce.loops",
+    "irexec.kernels.normalize_loops",
+    "irexec.kernels.pool_loops",
+]
 
 _lock = threading.Lock()  # counters and state changes
 _load_lock = threading.Lock()  # one loader at a time

@@ -40,6 +40,22 @@ def _out_dim(size, k, s, d, b, e, rounding):
     return out
 
 
+def _kernel_ok(x, out) -> bool:
+    from .. import config
+    from ..kernels import jit
+
+    return (x.ndim == 4 and x.dtype in (np.float32, np.float64) and x.size >= config.SMALL_ELEMENTS
+            and all(o > 0 for o in out) and jit.use(x.nbytes))
+
+
+def _planes(x, out):
+    from ..kernels import jit
+
+    planes = np.ascontiguousarray(x).reshape(-1, x.shape[2], x.shape[3])
+    res = np.empty((planes.shape[0], out[0], out[1]), x.dtype)
+    return planes, res, jit.threads_for(x.nbytes)
+
+
 class _PoolBase(Op):
     strides = Attr("ints")
     pads_begin = Attr("ints")
@@ -103,6 +119,16 @@ class MaxPool1(_PoolBase):
         work = x.astype(np.float32) if x.dtype == np.float16 else x
         if self._global(x, pads):
             return reduce_array(x, tuple(range(2, x.ndim)), "max", True, et), None, pads, out
+        if _kernel_ok(work, out):
+            from ..kernels import jit
+            from ..kernels import pool_loops as k
+
+            planes, res, threads = _planes(work, out)
+            idx = np.empty(res.shape, np.int64)
+            dil = self._dil()
+            jit.parallel_for(k.max_pool2d, planes.shape[0], threads, planes, res, idx, self.kernel[0], self.kernel[1],
+                             self.strides[0], self.strides[1], dil[0], dil[1], pads[0][0], pads[1][0])
+            return res.reshape(x.shape[:2] + tuple(out)), ("kernel", idx.reshape(x.shape[:2] + tuple(out))), pads, out
         fill = -np.inf if work.dtype.kind == "f" else np.iinfo(work.dtype).min
         xp, _ = self._padded(work, pads, out, fill)
         win = windows(xp, self.kernel, self.strides, self._dil(), out)
@@ -135,6 +161,16 @@ class MaxPool8(MaxPool1):
     def compute(self, inputs, sig):
         x = inputs[0]
         vals, win, pads, out = self._values(x, sig.ins[0])
+        if isinstance(win, tuple):  # the kernel found the maxima: spatial flat index -> from `axis` on
+            spatial = win[1]
+            axis = self.axis + x.ndim if self.axis < 0 else self.axis
+            n, c = x.shape[:2]
+            plane = int(np.prod(x.shape[2:]))
+            if axis == 0:
+                spatial = spatial + (np.arange(n * c).reshape(n, c, 1, 1) * plane)
+            elif axis == 1:
+                spatial = spatial + (np.arange(c).reshape(1, c, 1, 1) * plane)
+            return [_finish(vals, sig.outs[0]), spatial.astype(numpy_dtype(sig.outs[1]))]
         if win is None:  # global: recompute through the window view for the indices
             work = x.astype(np.float32) if x.dtype == np.float16 else x
             win = windows(work, self.kernel, self.strides, self._dil(), out)
@@ -184,6 +220,15 @@ class AvgPool1(_PoolBase):
         pads, out = self._geometry(x.shape[2:])
         if self._global(x, pads):
             return [reduce_array(x, tuple(range(2, x.ndim)), "mean", True, sig.ins[0])]
+        if _kernel_ok(x, out):
+            from ..kernels import jit
+            from ..kernels import pool_loops as k
+
+            mode = k.INSIDE if self.exclude_pad else (k.PADDED if self.rounding_type == "ceil_torch" else k.KERNEL)
+            planes, res, threads = _planes(x, out)
+            jit.parallel_for(k.avg_pool2d, planes.shape[0], threads, planes, res, self.kernel[0], self.kernel[1],
+                             self.strides[0], self.strides[1], pads[0][0], pads[1][0], pads[0][1], pads[1][1], mode)
+            return [_finish(res.reshape(x.shape[:2] + tuple(out)), sig.outs[0])]
         xp, extra = self._padded(x.astype(np.float64), pads, out, 0.0)
         # what counts: input positions (exclude-pad), or input + explicit pads
         inside = np.zeros(xp.shape[2:], np.float64)
