@@ -118,6 +118,11 @@ def vit():
 
     model = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
                               num_classes=10)
+    import torch
+
+    with torch.no_grad():  # torchvision zero-initializes the head: the output would be all zeros
+        torch.nn.init.normal_(model.heads.head.weight, std=0.2)
+        torch.nn.init.normal_(model.heads.head.bias, std=0.2)
     return model, {"x": _image(7)}
 
 
