@@ -186,3 +186,22 @@ def test_graph_pictures(tmp_path, capsys):
 def test_model_repr(tmp_path):
     r = repr(irexec.load(chain(tmp_path)))
     assert "chain" in r and "x: [3,4] f32" in r and "y: [3] f32" in r
+
+
+ZOO = __import__("pathlib").Path(__file__).parent / "zoo"
+
+
+@pytest.mark.parametrize("name", ["bert", "resnet18"])
+def test_debugging_loop_on_zoo_models(tmp_path, capsys, name):
+    """compare --per-layer, dump, bench --per-layer and graph on real converted models."""
+    pytest.importorskip("openvino")
+    xml = ZOO / f"{name}.xml"
+    with np.load(ZOO / f"{name}.npz") as z:
+        np.savez(tmp_path / "in.npz", **{k[3:]: z[k] for k in z.files if k.startswith("in:")})
+    assert cli("compare", xml, "-i", tmp_path / "in.npz", "--per-layer", "--json", tmp_path / "c.json") == 0
+    report = json.loads((tmp_path / "c.json").read_text())
+    assert report["ok"] and report["first_divergent"] is None and report["layers_compared"] > 50
+    assert cli("run", xml, "-i", tmp_path / "in.npz", "--dump", tmp_path / "d", "--dump-layers", "*MatMul*") == 0
+    assert json.loads((tmp_path / "d" / "index.json").read_text())["layers"]
+    assert cli("bench", xml, "-i", tmp_path / "in.npz", "-n", "2", "--per-layer", "--json", "-") == 0
+    assert cli("graph", xml, "-o", tmp_path / "g.dot") == 0
