@@ -146,7 +146,14 @@ def cast(a: np.ndarray, et: str) -> np.ndarray:
         with np.errstate(invalid="ignore", over="ignore"):
             t = np.trunc(a.astype(np.float64))
             t = np.nan_to_num(t, nan=0.0)
-            t = np.clip(t, float(info.min), float(info.max))
-        return t.astype(target)
+            hi = float(info.max)
+            # float(2**63 - 1) is 2**63, which int64 cannot hold (it would wrap to the minimum):
+            # clip below it and give the values at or above it the type's maximum
+            top = t >= hi if int(hi) > info.max else None
+            t = np.clip(t, float(info.min), np.nextafter(hi, 0.0) if top is not None else hi)
+        out = t.astype(target)
+        if top is not None and top.any():
+            out[top] = info.max
+        return out
     with np.errstate(invalid="ignore", over="ignore"):
         return a.astype(target)

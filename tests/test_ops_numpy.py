@@ -282,3 +282,13 @@ def test_pooling_kernels_match_the_numpy_path(kernels, dtype):
                 close(g, w, rtol=1e-6 if dtype == np.float32 else 1e-14, atol=0 if dtype == np.float32 else 1e-15)
             else:
                 np.testing.assert_array_equal(g, w, err_msg=f"{op} {attrs}")
+
+
+def test_convert_saturates_at_the_64_bit_limits():
+    x = np.array([2.0**63, 1e30, -1e30, np.inf, -np.inf, np.nan, 2.0**64, 5.9], np.float64)
+    (i,) = run_op("Convert", "opset1", [x], destination_type="i64")
+    info = np.iinfo(np.int64)
+    assert i.tolist() == [info.max, info.max, info.min, info.max, info.min, 0, info.max, 5]
+    (u,) = run_op("Convert", "opset1", [x], destination_type="u64")
+    umax = int(np.iinfo(np.uint64).max)
+    assert u.tolist() == [2**63, umax, 0, umax, 0, 0, umax, 5]
