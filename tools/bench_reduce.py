@@ -1,6 +1,7 @@
 """Reduction throughput and accuracy: irexec vs numpy vs OpenVINO CPU vs a streaming-read limit.
 
-One process, interleaved rounds (every contender once per round, in rotating order), medians.
+One process, interleaved rounds (every contender once per round, in rotating order, 50 ms apart
+so no one's spinning threads are charged to the next), medians.
 Data is 1000 + U[0, 1) float32 (the case where float32 accumulators lose digits). For each axes
 pattern: GB/s of input read, the ratio to the streaming limit and to OpenVINO, and the maximum
 relative error against a float64 reference. Then per-call latency on the small samples and the
@@ -34,6 +35,9 @@ from irexec.kernels.reduce.plan import reduce_array  # noqa: E402
 config.JIT = "always"  # steady state: the kernels, loaded before timing
 jit.load(full=True)
 
+# between contenders: OpenVINO's TBB workers and numba's OpenMP threads (the limit) spin for a
+# while after a call; without a pause they take a core from whoever runs next
+PAUSE = 0.05
 PATTERNS = [(0, 1, 2, 3), (2, 3), (3,), (1,), (0,), (0, 2), (1, 3)]
 
 
@@ -123,6 +127,7 @@ def bench_patterns(shape, rounds):
         names = list(contenders)
         for r in range(rounds):
             for name in names[r % len(names) :] + names[: r % len(names)]:
+                time.sleep(PAUSE)
                 times[name].append(timed(contenders[name], x)[0])
         speed = {k: gb / statistics.median(v) for k, v in times.items()}
         ov_speed = speed.get("OV CPU", math.nan)

@@ -204,6 +204,7 @@ def wait_loaded(timeout: float | None = None) -> bool:
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _serial = threading.Lock()  # held by callers when a kernel must not run concurrently
+_ran: set = set()  # (kernel, argument types) that have run once in this process
 
 
 def num_threads() -> int:
@@ -268,13 +269,19 @@ def call(kernel, *args):
 def parallel_for(kernel, n_tasks: int, threads: int, *args) -> None:
     """kernel(t_lo, t_hi, *args) over tasks 0..n_tasks in chunks; the calling thread works too and
     every thread pulls the next chunk when done, so a preempted thread delays only its own chunk.
-    The first task runs alone, so a compile or cache load happens once, in the calling thread."""
+    The first call of a kernel with new argument types runs one task alone, so a compile or a
+    cache repair happens once, in the calling thread."""
     if threads <= 1 or n_tasks <= 1:
         call(kernel, 0, n_tasks, *args)
         return
-    call(kernel, 0, 1, *args)  # one task alone: a compile or cache repair happens once, here
-    n_chunks = min(n_tasks - 1, 4 * threads)
-    bounds = [1 + (n_tasks - 1) * i // n_chunks for i in range(n_chunks + 1)]
+    key = (kernel, tuple((a.dtype, a.ndim) if hasattr(a, "ndim") else type(a) for a in args))
+    first = 0
+    if key not in _ran:  # one task alone: a compile or cache repair happens once, here
+        call(kernel, 0, 1, *args)
+        _ran.add(key)
+        first = 1
+    n_chunks = min(n_tasks - first, 4 * threads)
+    bounds = [first + (n_tasks - first) * i // n_chunks for i in range(n_chunks + 1)]
     counter = itertools.count()
     take = threading.Lock()
 

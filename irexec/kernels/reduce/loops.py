@@ -190,12 +190,95 @@ def _finish(acc, epi, count):
     return math.log(acc)
 
 
+@nb.njit(fastmath=_FM, inline="always")
+def _store(out, o, v, epi, count):
+    """out[o] = finish(v), rounded once to out's element type."""
+    if epi == NONE:
+        out[o] = as_element(v, out)
+    else:
+        out[o] = as_element(_finish(v, epi, count), out)
+
+
+@nb.njit(fastmath=_FM, inline="always")
+def _rows_out(xb, c0, c1, out, o0, code, init, epi, count):
+    """out[o0 + c] = finish(fold of the whole row xb[c]) for c in c0..c1: the short rows of a
+    trailing-axes reduction, one register accumulator per row and the step's branch outside the
+    rows (an accumulator array and a branch per row cost a third of the speed on rows of 64)."""
+    if code == ADD:
+        for c in range(c0, c1):
+            y = xb[c]
+            s = init
+            for i in range(y.size):
+                s += widen(y[i])
+            _store(out, o0 + c, s, epi, count)
+    elif code == ADD_ABS:
+        for c in range(c0, c1):
+            y = xb[c]
+            s = init
+            for i in range(y.size):
+                s += abs(widen(y[i]))
+            _store(out, o0 + c, s, epi, count)
+    elif code == ADD_SQ:
+        for c in range(c0, c1):
+            y = xb[c]
+            s = init
+            for i in range(y.size):
+                v = like(widen(y[i]), s)
+                s += v * v
+            _store(out, o0 + c, s, epi, count)
+    elif code == MUL:
+        for c in range(c0, c1):
+            y = xb[c]
+            s = init
+            for i in range(y.size):
+                s *= widen(y[i])
+            _store(out, o0 + c, s, epi, count)
+    elif code == MAX:
+        for c in range(c0, c1):
+            y = xb[c]
+            s = init
+            for i in range(y.size):
+                s = maximum(s, widen(y[i]))
+            _store(out, o0 + c, s, epi, count)
+    else:
+        for c in range(c0, c1):
+            y = xb[c]
+            s = init
+            for i in range(y.size):
+                s = minimum(s, widen(y[i]))
+            _store(out, o0 + c, s, epi, count)
+
+
+@nb.njit(fastmath=_FM, inline="always")
+def _rows_into_acc(xb, c0, c1, lo, hi, acc, code):
+    """acc[c - c0] = step-fold of xb[c, lo:hi] into it, for c in c0..c1 (branch outside the rows)."""
+    if code == ADD:
+        for c in range(c0, c1):
+            acc[c - c0] = _fold(xb[c, lo:hi], ADD, acc[c - c0])
+    elif code == ADD_ABS:
+        for c in range(c0, c1):
+            acc[c - c0] = _fold(xb[c, lo:hi], ADD_ABS, acc[c - c0])
+    elif code == ADD_SQ:
+        for c in range(c0, c1):
+            acc[c - c0] = _fold(xb[c, lo:hi], ADD_SQ, acc[c - c0])
+    elif code == MUL:
+        for c in range(c0, c1):
+            acc[c - c0] = _fold(xb[c, lo:hi], MUL, acc[c - c0])
+    elif code == MAX:
+        for c in range(c0, c1):
+            acc[c - c0] = _fold(xb[c, lo:hi], MAX, acc[c - c0])
+    else:
+        for c in range(c0, c1):
+            acc[c - c0] = _fold(xb[c, lo:hi], MIN, acc[c - c0])
+
+
 @njit(fastmath=_FM)
 def reduce_rows(t_lo, t_hi, x, splits, part, out, code, init, epi, count, per):
     """x (A, B, C, D): with one split out[a*C + c] = finish(fold over b, d); else
     part[a, c, s] = fold over b and split s of d. `init` is the step's identity, typed as the
     accumulator. A task takes `per` consecutive c and walks b outside c, so it reads memory in
-    order (x[a, b] is contiguous) into `per` accumulators."""
+    order (x[a, b] is contiguous) into `per` accumulators; with B == 1 and one split each row
+    is folded in a register and stored finished."""
     a_n, b_n, c_n, d_n = x.shape
     chunk = (d_n + splits - 1) // splits
     c_tasks = (c_n + per - 1) // per
@@ -208,20 +291,19 @@ def reduce_rows(t_lo, t_hi, x, splits, part, out, code, init, epi, count, per):
         hi = min(d_n, lo + chunk)
         c0 = ct * per
         c1 = min(c_n, c0 + per)
+        if b_n == 1 and splits == 1:
+            _rows_out(x[a, 0], c0, c1, out, a * c_n, code, init, epi, count)
+            continue
         acc = np.full(c1 - c0, init)
         if lo < hi:
             for b in range(b_n):
-                xb = x[a, b]
-                for c in range(c0, c1):
-                    acc[c - c0] = _fold(xb[c, lo:hi], code, acc[c - c0])
+                _rows_into_acc(x[a, b], c0, c1, lo, hi, acc, code)
         for c in range(c0, c1):
             v = acc[c - c0]
             if splits > 1:
                 part[a, c, s] = v
-            elif epi == NONE:
-                out[a * c_n + c] = as_element(v, out)
             else:
-                out[a * c_n + c] = as_element(_finish(v, epi, count), out)
+                _store(out, a * c_n + c, v, epi, count)
 
 
 @njit(fastmath=_FM)
