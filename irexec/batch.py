@@ -3,77 +3,187 @@ nothing done twice.
 
 Each sample's outputs go to OUT/<stem>.npz, written atomically (a temporary file in OUT, fsync,
 rename), so a killed worker never leaves half a file. OUT/manifest.jsonl gets one JSON line per
-sample as it finishes: input, output, status (ok / failed / skipped), error class and message,
-seconds, worker. A bad sample (unreadable, wrong names, shapes or dtypes) is recorded as failed
-and the batch goes on; a worker that dies has its tasks retried on others (dask's `retries`);
-`--resume` skips samples whose output file is complete (every output name readable).
+sample as it finishes: run id, input, output, status (ok / failed / skipped), error class and
+message, seconds, worker. A bad sample (unreadable, wrong names, shapes or dtypes) is recorded as
+failed and the batch goes on: irexec's own errors are caught in the task and returned, so dask
+does not retry them; a worker that dies has its tasks run again on others (dask reschedules them;
+`--retries` more tries for other exceptions, such as a network file system's I/O error).
+`--resume` skips samples whose output file is complete (a valid .npz holding every output).
 
 Without `--scheduler` a `distributed.LocalCluster` of worker processes sized to the machine runs
 the batch; with one, an existing cluster does, and the model's files are sent to the workers
-(scattered once) unless `--shared-storage` says the path is readable there. Workers load the model
-once per process. Dask is imported only here, when the command runs: `pip install "irexec[dask]"`.
+(scattered once) unless `--shared-storage` says the workers read the model's path themselves.
+Workers load the model once per process (`_model`'s cache, also used by `irexec.dask`). Dask is
+imported only when the command runs: `pip install "irexec[dask]"`.
 """
 
 from __future__ import annotations
 
+import argparse
+import atexit
 import glob
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
+import threading
 import time
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import IRExecError, UsageError
+from .errors import InputError, IRExecError, UsageError
+
+NEEDS_DASK = 'irexec batch needs Dask: pip install "irexec[dask]"'
+
+# The local cluster's workers: without dask's MALLOC_TRIM_THRESHOLD_=65536 (setting it turns off
+# glibc's dynamic mmap threshold, so every array above 128 KiB is a fresh mmap and its pages are
+# faulted in again: inference ran 1.9x slower in the workers than in one process) and without the
+# statistical profiler (a thread that takes the GIL every 10 ms).
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    "distributed.worker.profile.enabled": False,
+}
 
 _MODELS: dict = {}  # per worker process: model key -> loaded Model
+_MODELS_LOCK = threading.Lock()  # a worker with several threads loads a model once
+_TEMP_DIRS: list[str] = []
+
+
+def _count(minimum: int, rule: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {rule}, got {text}")
+        return value
+
+    return parse
 
 
 def add_batch_parser(sub, common, feeds) -> None:
     """Register the `batch` subcommand."""
+    del feeds  # samples come from files, not -i
     p = sub.add_parser("batch", help="run the model over many .npz samples on a Dask cluster")
     common(p)
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help=".npz files, folders of them, or globs")
-    p.add_argument("--out", required=True, metavar="DIR", help="where OUT/<stem>.npz and manifest.jsonl go")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help=".npz files (keys = input names), folders of them, or globs (fsspec URLs too)")
+    p.add_argument("--out", required=True, metavar="DIR", help="where DIR/<stem>.npz and DIR/manifest.jsonl go")
     p.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler (tcp://host:port)")
-    p.add_argument("--workers", type=int, metavar="N", help="local cluster: worker processes (default: cores)")
-    p.add_argument("--threads-per-worker", type=int, default=1, metavar="T", help="local cluster: threads (default 1)")
-    p.add_argument("--resume", action="store_true", help="skip samples whose output file is complete")
+    p.add_argument("--workers", type=_count(1, "at least 1"), metavar="N",
+                   help="local cluster: worker processes (default: the machine's cores)")
+    p.add_argument("--threads-per-worker", type=_count(1, "at least 1"), default=1, metavar="T",
+                   help="local cluster: threads per worker process (default 1)")
+    p.add_argument("--threads", type=_count(1, "at least 1"), metavar="N",
+                   help="threads irexec's kernels may use in each worker (default: --threads-per-worker "
+                        "on a local cluster, the worker machine's setting otherwise)")
+    p.add_argument("--resume", action="store_true",
+                   help="skip samples whose output file is complete (a damaged one is done again)")
     p.add_argument("--shared-storage", action="store_true",
-                   help="with --scheduler: workers read the model path themselves (else its files are sent)")
-    p.add_argument("--retries", type=int, default=2, help="tries again on another worker when one dies (default 2)")
+                   help="with --scheduler: the workers read the model's path themselves (default: its files "
+                        "are sent to them)")
+    p.add_argument("--chunk-size", type=_count(1, "at least 1"), metavar="K",
+                   help="samples per task (default: about 4 tasks per worker thread, at most 16)")
+    p.add_argument("--retries", type=_count(0, "non-negative"), default=2, metavar="N",
+                   help="tries again when a task raises something other than irexec's errors (default 2); "
+                        "a task whose worker died is always run again elsewhere")
     p.set_defaults(fn=cmd_batch)
 
 
 # ---- the worker side ----------------------------------------------------------------------------------
 
 
-def _model(source):
-    """The model for this worker process: `source` is a path, or (name, xml bytes, bin bytes)."""
+@dataclass(frozen=True)
+class ModelFiles:
+    """A model's files as bytes, sent to workers that cannot read its path (scattered once)."""
+
+    name: str
+    xml: bytes = field(repr=False)
+    weights: bytes | None = field(repr=False)
+    digest: str
+
+
+def model_files(model) -> ModelFiles:
+    xml = Path(model.path).read_bytes()
+    bin_path = model.weights.path
+    weights = Path(bin_path).read_bytes() if bin_path and Path(bin_path).is_file() else None
+    h = hashlib.sha256(xml)
+    h.update(b"\0" if weights is None else weights)
+    return ModelFiles(Path(model.path).stem, xml, weights, h.hexdigest())
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """What `irexec.load` is given on the client, to load the same model on the workers."""
+
+    limits: object = None
+    shapes: tuple | None = None  # ((name, dims text), ...)
+    mmap: bool = True
+    threads: int | None = None
+
+
+def _cleanup_temp_dirs():
+    for d in _TEMP_DIRS:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _model(source, options: LoadOptions | None = None):
+    """The model for this worker process, loaded once: `source` is a path or a ModelFiles."""
     from .model import load
 
-    if isinstance(source, str):
-        key = (source, os.stat(source).st_mtime_ns)
-        if key not in _MODELS:
-            _MODELS[key] = load(source)
-        return _MODELS[key]
-    name, xml, weights = source
-    key = hashlib.sha256(xml + weights).hexdigest()
-    if key not in _MODELS:
-        folder = Path(tempfile.mkdtemp(prefix="irexec-model-"))
-        (folder / f"{name}.xml").write_bytes(xml)
-        if weights:
-            (folder / f"{name}.bin").write_bytes(weights)
-        _MODELS[key] = load(folder / f"{name}.xml", mmap=False)
-    return _MODELS[key]
+    options = options or LoadOptions()
+    if isinstance(source, ModelFiles):
+        key = (source.digest, options)
+    else:
+        source = os.path.abspath(source)
+        try:
+            st = os.stat(source)
+            bst = os.stat(Path(source).with_suffix(".bin"))
+            bkey = (bst.st_size, bst.st_mtime_ns, bst.st_ino)
+        except FileNotFoundError:
+            bkey = None
+            if not os.path.isfile(source):
+                raise UsageError(f"model file {source!r} does not exist on this worker (without --shared-storage "
+                                 "irexec batch sends the model's files)") from None
+        key = (source, st.st_size, st.st_mtime_ns, st.st_ino, bkey, options)
+    model = _MODELS.get(key)
+    if model is not None:
+        return model
+    with _MODELS_LOCK:
+        if key in _MODELS:
+            return _MODELS[key]
+        if options.threads:
+            from .kernels.jit import set_num_threads
+
+            set_num_threads(options.threads)
+        kwargs = {"limits": options.limits, "shapes": dict(options.shapes) if options.shapes else None}
+        if isinstance(source, ModelFiles):
+            folder = tempfile.mkdtemp(prefix="irexec-model-")
+            if not _TEMP_DIRS:
+                atexit.register(_cleanup_temp_dirs)
+            _TEMP_DIRS.append(folder)
+            xml = Path(folder) / f"{source.name}.xml"
+            xml.write_bytes(source.xml)
+            if source.weights is not None:
+                xml.with_suffix(".bin").write_bytes(source.weights)
+            model = load(xml, mmap=options.mmap, **kwargs)  # our own file: it does not change
+        else:
+            model = load(source, mmap=options.mmap, **kwargs)
+        _MODELS[key] = model
+        return model
 
 
 def write_atomically(path: Path, outputs: dict) -> None:
-    """OUT/<stem>.npz via a temporary file in the same folder, fsync, then rename."""
+    """OUT/<stem>.npz via a temporary file in the same folder, fsync, then rename: a reader (or a
+    --resume) sees the old file or the whole new one, never a part."""
     from .cli import write_outputs
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".npz.tmp", dir=path.parent)
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:100]}.", suffix=".npz.tmp", dir=path.parent)
     os.close(fd)
     try:
         write_outputs(tmp, outputs)
@@ -83,157 +193,357 @@ def write_atomically(path: Path, outputs: dict) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+    try:  # the rename itself survives a crash of the machine once the folder is synced
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
 
 
-def run_sample(source, sample: str, out: str) -> dict:
-    """One sample: load its arrays, infer, write the outputs. IRExecErrors become a failed
-    status (not retried); anything that kills the worker is retried by dask."""
+def _read_sample(sample: str, limits):
+    """The arrays of one sample: a local path, or an fsspec URL copied to a local temporary file
+    and read with the same checks (no pickles, limits on shapes and bytes)."""
     from .feeds import load_array_file
 
+    if "://" not in sample:
+        data = load_array_file(sample, limits)
+    else:
+        import fsspec
+
+        fd, tmp = tempfile.mkstemp(suffix=".npz")
+        try:
+            try:
+                with os.fdopen(fd, "wb") as dst, fsspec.open(sample, "rb") as src:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+            except FileNotFoundError:
+                raise UsageError(f"input file {sample!r} does not exist") from None
+            try:
+                data = load_array_file(tmp, limits)
+            except IRExecError as e:
+                raise type(e)(str(e).replace(repr(tmp), repr(sample)).replace(tmp, sample)) from None
+        finally:
+            os.unlink(tmp)
+    if not isinstance(data, dict):
+        raise InputError(f"{sample!r} is a .npy; a sample is an .npz whose keys are the input names")
+    return data
+
+
+def run_sample(source, options: LoadOptions, sample: str, out: str) -> dict:
+    """One sample: read its arrays, infer, write the outputs atomically. An IRExecError becomes a
+    failed record (dask does not retry it); anything else is raised, and retried."""
     t0 = time.perf_counter()
     record = {"input": sample, "output": out, "status": "ok", "error": None, "message": None}
     try:
-        model = _model(source)
-        data = load_array_file(sample, model.limits)
-        if not isinstance(data, dict):
-            raise UsageError(f"{sample} is a .npy; a sample is an .npz keyed by input names")
-        write_atomically(Path(out), model.infer(data))
+        model = _model(source, options)
+        write_atomically(Path(out), model.infer(_read_sample(sample, model.limits)))
     except IRExecError as e:
-        record.update(status="failed", error=type(e).__name__, message=str(e))
-    record["seconds"] = time.perf_counter() - t0
+        record.update(output=None, status="failed", error=type(e).__name__, message=str(e))
+    record["seconds"] = round(time.perf_counter() - t0, 6)
+    record["worker"] = _worker_address()
+    return record
+
+
+def run_samples(source, options: LoadOptions, items: list) -> list[dict]:
+    """A task: several samples one after the other (dask's overhead per task, a few ms of the
+    scheduler's and the client's time, is paid once for them). If one raises something other
+    than an IRExecError, the task raises: dask retries it, and if it still fails the client runs
+    its samples one per task, so the others are not lost with it."""
+    return [run_sample(source, options, s, o) for s, o in items]
+
+
+def _worker_address():
     try:
         from distributed import get_worker
 
-        record["worker"] = get_worker().address
+        return get_worker().address
     except (ImportError, ValueError):
-        record["worker"] = None
-    return record
+        return None
 
 
 # ---- the client side ----------------------------------------------------------------------------------
 
 
-def _expand(inputs: list[str]) -> list[str]:
+def _is_glob(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+def expand_inputs(inputs: list[str]) -> list[str]:
+    """Sample paths (absolute) or URLs: files as given, folders' *.npz sorted, globs sorted.
+    URLs need fsspec and the filesystem's package; without fsspec, plain local paths work."""
     out = []
     for item in inputs:
         if "://" in item:
-            try:
-                import fsspec
-            except ImportError:
-                raise UsageError(f"{item}: URLs need fsspec and its filesystem package") from None
-            out.extend(f.path if "://" in f.path else f"{f.fs.protocol[0]}://{f.path}"
-                       for f in fsspec.open_files(item))
+            out.extend(_expand_url(item))
         elif os.path.isdir(item):
-            out.extend(sorted(str(p) for p in Path(item).glob("*.npz")))
-        elif any(c in item for c in "*?["):
-            out.extend(sorted(glob.glob(item)))
+            out.extend(sorted(os.path.abspath(p) for p in glob.glob(os.path.join(glob.escape(item), "*.npz"))
+                              if os.path.isfile(p)))
         elif os.path.isfile(item):
-            out.append(item)
+            out.append(os.path.abspath(item))
+        elif _is_glob(item):
+            found = sorted(os.path.abspath(p) for p in glob.glob(item) if os.path.isfile(p))
+            if not found:
+                raise UsageError(f"input {item!r} matches no file")
+            out.extend(found)
         else:
             raise UsageError(f"input {item!r} does not exist")
     if not out:
         raise UsageError("no .npz samples in the inputs")
-    return out
+    seen, unique = set(), []
+    for s in out:  # a file named twice (a folder and a glob over it) is one sample
+        if s not in seen:
+            seen.add(s)
+            unique.append(s)
+    return unique
+
+
+def _expand_url(item: str) -> list[str]:
+    try:
+        import fsspec.core
+    except ImportError:
+        raise UsageError(f"input {item!r}: URLs need fsspec (pip install fsspec) and the filesystem's "
+                         "package") from None
+    try:
+        fs, path = fsspec.core.url_to_fs(item)
+        if _is_glob(path):
+            found = sorted(p for p in fs.glob(path) if fs.isfile(p))
+        elif fs.isdir(path):
+            found = sorted(p for p in fs.glob(path.rstrip("/") + "/*.npz") if fs.isfile(p))
+        elif fs.isfile(path):
+            found = [path]
+        else:
+            raise UsageError(f"input {item!r} does not exist")
+    except IRExecError:
+        raise
+    except ImportError as e:
+        raise UsageError(f"input {item!r}: its filesystem needs a package that is not installed ({e})") from None
+    except (ValueError, OSError) as e:
+        raise UsageError(f"input {item!r}: {type(e).__name__}: {e}") from None
+    if not found and _is_glob(path):
+        raise UsageError(f"input {item!r} matches no file")
+    return [fs.unstrip_protocol(p) for p in found]
+
+
+def _stem(sample: str) -> str:
+    name = sample.rstrip("/").rsplit("/", 1)[-1] if "://" in sample else os.path.basename(sample)
+    return name[:-4] if name.lower().endswith(".npz") else Path(name).stem
 
 
 def complete(path: Path, names: list[str]) -> bool:
-    """Whether an output file holds every output (a partial or damaged one does not count)."""
+    """Whether an output file holds every output, readable to the end (the zip's CRCs checked):
+    a partial or damaged one does not count."""
     import numpy as np
 
     try:
         with np.load(path, allow_pickle=False) as z:
-            return all(n in z.files and z[n] is not None for n in names)
+            if not all(n in z.files for n in names):
+                return False
+            for n in names:
+                z[n]
+        return True
     except Exception:  # any damage means: do it again
         return False
 
 
+def _out_dir(text: str) -> Path:
+    p = Path(text).absolute()
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"--out {text!r} is not a folder")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out {text!r}: {e.strerror}") from None
+    if not os.access(p, os.W_OK):
+        raise UsageError(f"--out {text!r} is not writable")
+    return p
+
+
+def _load_options(args, model) -> LoadOptions:
+    shapes = []
+    for spec in getattr(args, "shape", None) or []:  # already checked by cli._load
+        name, _, dims = spec.partition("=")
+        shapes.append((name, dims))
+    threads = args.threads or (None if args.scheduler else args.threads_per_worker)
+    return LoadOptions(limits=model.limits, shapes=tuple(shapes) or None, mmap=not args.no_mmap, threads=threads)
+
+
+def _remove_temporaries(out_dir: Path, stems) -> None:
+    """Temporary files a killed worker left (never a part of an output: those are renamed whole)."""
+    for stem in stems:
+        for tmp in out_dir.glob(f".{glob.escape(stem[:100])}.*.npz.tmp"):
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+
+
+class _Progress:
+    """done/failed, rate and ETA on one stderr line, when stderr is a terminal."""
+
+    def __init__(self, total: int):
+        self.total, self.t0, self.last = total, time.perf_counter(), 0.0
+        self.on = sys.stderr.isatty() and total > 0
+
+    def update(self, done: int, failed: int, force=False) -> None:
+        now = time.perf_counter()
+        if not self.on or (not force and now - self.last < 0.2 and done < self.total):
+            return
+        self.last = now
+        rate = done / max(now - self.t0, 1e-9)
+        eta = f"{(self.total - done) / rate:.0f} s" if rate > 0 else "?"
+        print(f"\rbatch: {done}/{self.total} done, {failed} failed, {rate:.1f} samples/s, ETA {eta}   ",
+              end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.on:
+            print(file=sys.stderr)
+
+
 def cmd_batch(args) -> int:
     try:
+        import dask
+        import distributed
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise UsageError('irexec batch needs Dask: pip install "irexec[dask]"') from None
-    from .cli import _emit_json, _load
+        raise UsageError(NEEDS_DASK) from None
+    from .cli import _emit_json, _load, _warn_dangling
 
+    if args.scheduler and (args.workers or args.threads_per_worker != 1):
+        raise UsageError("--workers and --threads-per-worker size a local cluster; with --scheduler the "
+                         "cluster's own workers run the batch")
     model = _load(args)
+    _warn_dangling(model)
     names = [o.name for o in model.outputs]
-    samples = _expand(args.inputs)
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stems = {}
+    samples = expand_inputs(args.inputs)
+    out_dir = _out_dir(args.out)
+    stems: dict[str, str] = {}
     for s in samples:
-        stem = Path(s.split("://")[-1]).stem
+        stem = _stem(s)
         if stem in stems:
             raise UsageError(f"samples {stems[stem]!r} and {s!r} would both write {stem}.npz")
         stems[stem] = s
-    manifest = open(out_dir / "manifest.jsonl", "a")
+    options = _load_options(args, model)
+    run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+    manifest_path = out_dir / "manifest.jsonl"
+    try:
+        manifest = open(manifest_path, "a")
+    except OSError as e:
+        raise UsageError(f"cannot write {str(manifest_path)!r}: {e.strerror}") from None
     t0 = time.perf_counter()
     counts = {"ok": 0, "failed": 0, "skipped": 0}
-    per_worker: dict = {}
+    per_worker: dict[str, int] = {}
 
-    def record(rec):
+    def record(rec: dict) -> None:
+        rec = {"run": run_id, **rec}
         counts[rec["status"]] += 1
-        if rec.get("worker"):
+        if rec.get("worker") and rec["status"] != "skipped":
             per_worker[rec["worker"]] = per_worker.get(rec["worker"], 0) + 1
         manifest.write(json.dumps(rec) + "\n")
         manifest.flush()
 
-    todo = []
-    for stem, s in stems.items():
-        out = out_dir / f"{stem}.npz"
-        if args.resume and out.exists() and complete(out, names):
-            record({"input": s, "output": str(out), "status": "skipped", "error": None, "message": None,
-                    "seconds": 0.0, "worker": None})
-        else:
-            todo.append((s, str(out)))
-
-    cluster = None
+    cluster = client = None
+    progress = None
+    start_s = processing_s = 0.0
     try:
-        if args.scheduler:
-            client = Client(args.scheduler, timeout=30)
-        else:
-            n = args.workers or os.cpu_count() or 1
-            cluster = LocalCluster(n_workers=n, threads_per_worker=args.threads_per_worker, processes=True,
-                                   dashboard_address=None)
-            client = Client(cluster)
-        if args.scheduler and not args.shared_storage:
-            xml = Path(model.path).read_bytes()
-            weights = Path(model.weights.path).read_bytes() if model.weights.size else b""
-            source = client.scatter((Path(model.path).stem, xml, weights), broadcast=True)
-        else:
-            source = os.path.abspath(model.path)
-        futures = [client.submit(run_sample, source, s, o, key=f"irexec-{i}-{Path(o).stem}", retries=args.retries,
-                                 pure=False) for i, (s, o) in enumerate(todo)]
-        tty = sys.stderr.isatty()
-        done = 0
-        for fut in as_completed(futures):
-            rec = fut.result()
-            record(rec)
-            done += 1
-            if tty:
-                rate = done / max(time.perf_counter() - t0, 1e-9)
-                eta = (len(todo) - done) / rate if rate else 0
-                print(f"\rbatch: {done}/{len(todo)} done, {counts['failed']} failed, {rate:.1f}/s, ETA {eta:.0f} s",
-                      end="", file=sys.stderr, flush=True)
-        if tty:
-            print(file=sys.stderr)
-        client.close()
+        todo = []
+        for stem, s in stems.items():
+            out = out_dir / f"{stem}.npz"
+            if args.resume and out.is_file() and complete(out, names):
+                record({"input": s, "output": str(out), "status": "skipped", "error": None, "message": None,
+                        "seconds": 0.0, "worker": None})
+            else:
+                todo.append((s, str(out)))
+        if args.resume:
+            _remove_temporaries(out_dir, stems)
+        if todo:
+            t_start = time.perf_counter()
+            if args.scheduler:
+                try:
+                    client = Client(args.scheduler, timeout=30)
+                except (OSError, TimeoutError, ValueError) as e:
+                    raise UsageError(f"--scheduler {args.scheduler!r}: cannot connect ({e})") from None
+            else:
+                n = args.workers or os.cpu_count() or 1
+                with dask.config.set(LOCAL_CLUSTER_CONFIG):
+                    cluster = LocalCluster(n_workers=n, threads_per_worker=args.threads_per_worker, processes=True,
+                                           dashboard_address=None, host="127.0.0.1")
+                client = Client(cluster)
+            start_s = time.perf_counter() - t_start
+            if args.scheduler and not args.shared_storage:
+                [source] = client.scatter([model_files(model)], broadcast=True, hash=False)
+            else:
+                source = os.path.abspath(model.path)
+            if args.chunk_size:
+                per_task = args.chunk_size
+            else:  # about four tasks per worker thread, at most 16 samples a task
+                threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
+                per_task = max(1, min(16, -(-len(todo) // (4 * threads))))
+            token = uuid.uuid4().hex[:12]
+            futures: dict = {}
+            serial = [0]
+
+            def submit(items):
+                serial[0] += 1
+                fut = client.submit(run_samples, source, options, items, key=f"irexec-batch-{token}-{serial[0]}",
+                                    retries=args.retries, pure=False)
+                futures[fut] = items
+                return fut
+
+            pending = as_completed([submit(todo[i:i + per_task]) for i in range(0, len(todo), per_task)])
+            progress = _Progress(len(todo))
+            done = 0
+            for fut in pending:
+                items = futures.pop(fut)
+                if fut.status == "finished":
+                    recs = fut.result()
+                elif len(items) > 1:  # raised after its retries, or its workers kept dying: one per task
+                    for item in items:
+                        pending.add(submit([item]))
+                    recs = []
+                else:
+                    exc = fut.exception() if fut.status == "error" else None
+                    recs = [{"input": items[0][0], "output": None, "status": "failed",
+                             "error": type(exc).__name__ if exc is not None else "CancelledError",
+                             "message": " ".join(str(exc).split()) if exc is not None else f"task {fut.status}",
+                             "seconds": None, "worker": None}]
+                for rec in recs:
+                    record(rec)
+                fut.release()
+                done += len(recs)
+                progress.update(done, counts["failed"])
+            progress.update(done, counts["failed"], force=True)
+            processing_s = time.perf_counter() - t_start - start_s
     finally:
+        if progress is not None:
+            progress.close()
         manifest.close()
+        if client is not None:
+            client.close()
         if cluster is not None:
             cluster.close()
+    _remove_temporaries(out_dir, stems)
     wall = time.perf_counter() - t0
-    summary = {"model": args.model, "samples": len(samples), **counts, "seconds": wall,
-               "samples_per_s": (counts["ok"] + counts["failed"]) / wall if wall else 0.0,
-               "per_worker": {w: n / max(1, sum(per_worker.values())) for w, n in sorted(per_worker.items())},
-               "out": str(out_dir), "manifest": str(out_dir / "manifest.jsonl")}
+    ran = counts["ok"] + counts["failed"]
+    total_run = sum(per_worker.values())
+    summary = {
+        "model": args.model, "run": run_id, "samples": len(samples), **counts, "seconds": wall,
+        "samples_per_s": ran / wall if wall > 0 else 0.0, "cluster_start_seconds": start_s,
+        "processing_seconds": processing_s,
+        "cluster": None if client is None else args.scheduler or (
+            f"local: {args.workers or os.cpu_count() or 1} worker processes x {args.threads_per_worker} threads"),
+        "per_worker": {w: {"samples": n, "share": n / total_run} for w, n in sorted(per_worker.items())},
+        "out": str(out_dir), "manifest": str(manifest_path), "dask": distributed.__version__,
+    }
     if args.json != "-":
-        print(f"{summary['samples']} samples: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} skipped "
-              f"in {wall:.1f} s ({summary['samples_per_s']:.1f} samples/s)")
-        for w, share in summary["per_worker"].items():
-            print(f"  {w}: {share:.0%} of the samples")
+        print(f"{len(samples)} samples: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} skipped "
+              f"in {wall:.1f} s ({summary['samples_per_s']:.1f} samples/s"
+              + (f"; cluster start {start_s:.1f} s)" if start_s else ")"))
+        for w, d in summary["per_worker"].items():
+            print(f"  {w}: {d['samples']} samples ({d['share']:.0%})")
     _emit_json(args.json, summary)
     if counts["failed"]:
-        print(f"irexec: {counts['failed']} of {len(samples)} samples failed (see {out_dir / 'manifest.jsonl'})",
-              file=sys.stderr)
+        print(f"irexec: {counts['failed']} of {len(samples)} samples failed (see {manifest_path})", file=sys.stderr)
         return 1
     return 0

@@ -1,52 +1,108 @@
 """Dask arrays through a model: `irexec.dask.infer(model_path, {name: dask_array}, batch_axis=0)`
 maps the model over the chunks of the batch axis and returns {output name: dask array}, lazily,
-so zarr- or xarray-backed data runs out of core. Each worker process loads the model once.
+so zarr- or xarray-backed data runs out of core, on the threaded scheduler or a distributed
+cluster. Each worker process loads the model once (the cache `irexec batch` uses).
 
-Every input is rechunked to whole rows along the other axes; the inputs must have the same
-chunks along the batch axis, and every output has its batch on the same axis. Imported only on
-use (`import irexec.dask`); needs `pip install "irexec[dask]"`.
+Every input is rechunked to one chunk along its other axes, and all inputs to the same chunks
+along the batch axis (the first input's; chunks of the model's batch size when that is static).
+Every output has its batch on the same axis, one row per input row; its other dims come from the
+model's declared output shapes, or from running the first chunk when those are dynamic.
+Imported only on use (`import irexec.dask`); needs `pip install "irexec[dask]"`.
 """
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
-from .batch import _model
+from .batch import LoadOptions, _model
+from .errors import InputError, UsageError
+
+NEEDS_DASK = 'irexec.dask needs Dask: pip install "irexec[dask]"'
 
 
-def _run(source, names, *blocks):
-    return dict(_model(source).infer(dict(zip(names, blocks))))
+def _run(source, options, names, *blocks):
+    return _model(source, options).infer(dict(zip(names, blocks)))
 
 
-def infer(model_path, inputs: dict, batch_axis: int = 0) -> dict:
-    import dask
-    import dask.array as da
+def _take(outputs: dict, name: str):
+    return outputs[name]
 
+
+def infer(model_path, inputs: dict, batch_axis: int = 0, *, limits=None, shapes=None) -> dict:
+    """{output name: dask array} for {input name: dask (or numpy) array}, computed lazily chunk by
+    chunk of `batch_axis`. `limits` and `shapes` are `irexec.load`'s."""
+    try:
+        import dask
+        import dask.array as da
+    except ImportError:
+        raise UsageError(NEEDS_DASK) from None
     from .model import load
 
-    model = load(model_path)
+    source = os.path.abspath(model_path)
+    shape_items = tuple((k, v if isinstance(v, str) else tuple(v)) for k, v in (shapes or {}).items()) or None
+    options = LoadOptions(limits=limits, shapes=shape_items)
+    model = load(source, limits, shapes=dict(shape_items) if shape_items else None)
+    if not isinstance(inputs, dict) or not inputs:
+        raise UsageError("inputs must be a non-empty {input name: array} dict")
+    given = {}
+    for name in inputs:
+        pos = model._feed_index.get(name)
+        if pos is None:
+            raise InputError(f"{name!r} is not an input of the model; its inputs: "
+                             f"{', '.join(repr(i.name) for i in model.inputs)}")
+        given[pos] = name
+    missing = [i.name for p, i in enumerate(model.inputs) if p not in given]
+    if missing:
+        raise InputError(f"no data for the input(s) {', '.join(map(repr, missing))}")
+
     names = list(inputs)
     arrays = []
-    chunks = None
     for name in names:
         a = da.asarray(inputs[name])
-        wanted = tuple(a.chunks[i] if i == batch_axis else (a.shape[i],) for i in range(a.ndim))
-        a = a.rechunk(wanted)
-        if chunks is None:
-            chunks = a.chunks[batch_axis]
-        elif a.chunks[batch_axis] != chunks:
-            a = a.rechunk({batch_axis: chunks})
+        if not -a.ndim <= batch_axis < a.ndim:
+            raise UsageError(f"input {name!r} of shape {a.shape} has no axis {batch_axis}")
         arrays.append(a)
-    source = str(model_path)
+    axis = batch_axis % arrays[0].ndim
+    lengths = {a.shape[batch_axis % a.ndim] for a in arrays}
+    if len(lengths) != 1:
+        raise InputError(f"the inputs have different lengths along the batch axis: {sorted(lengths)}")
+    [length] = lengths
+    chunks = arrays[0].chunks[batch_axis % arrays[0].ndim]
+    static = {model.inputs[model._feed_index[n]].shape[batch_axis % a.ndim] for n, a in zip(names, arrays)
+              if model.inputs[model._feed_index[n]].shape is not None}
+    static.discard(None)
+    if len(static) == 1:  # the model takes a fixed batch: chunks of exactly that size
+        [b] = static
+        if length % b:
+            raise InputError(f"the model's batch is {b} rows; {length} rows do not divide into batches of {b}")
+        chunks = (b,) * (length // b)
+    for k, a in enumerate(arrays):
+        ax = batch_axis % a.ndim
+        arrays[k] = a.rechunk(tuple(chunks if i == ax else (a.shape[i],) for i in range(a.ndim)))
+
+    def blocks_of(i):
+        return [a.blocks[tuple(i if d == batch_axis % a.ndim else 0 for d in range(a.ndim))] for a in arrays]
+
+    probe = None
+    if any(o.shape is None or len(o.shape) <= axis or
+           any(d is None for j, d in enumerate(o.shape) if j != axis) for o in model.outputs):
+        first = dask.compute(*blocks_of(0))
+        probe = {k: (v.shape, v.dtype) for k, v in _run(source, options, names, *first).items()}
+
     parts: dict = {o.name: [] for o in model.outputs}
+    run = dask.delayed(_run, pure=True)
     for i, n in enumerate(chunks):
-        blocks = [a.blocks[tuple(i if d == batch_axis else 0 for d in range(a.ndim))] for a in arrays]
-        result = dask.delayed(_run, pure=True)(source, names, *blocks)
-        for info in model.outputs:
-            if info.shape is None or any(d is None for j, d in enumerate(info.shape) if j != batch_axis):
-                probe = _run(source, names, *(b.compute() for b in blocks))
-                shape = probe[info.name].shape
+        result = run(source, options, names, *blocks_of(i))
+        for o in model.outputs:
+            if probe is not None:
+                shape, dtype = probe[o.name]
+                if len(shape) <= axis:
+                    raise UsageError(f"output {o.name!r} of shape {shape} has no batch axis {axis}")
+                shape = tuple(n if j == axis else d for j, d in enumerate(shape))
             else:
-                shape = tuple(n if j == batch_axis else d for j, d in enumerate(info.shape))
-            parts[info.name].append(da.from_delayed(result[info.name], shape, dtype=np.dtype(info.dtype)))
-    return {k: da.concatenate(v, axis=batch_axis) for k, v in parts.items()}
+                shape, dtype = tuple(n if j == axis else d for j, d in enumerate(o.shape)), np.dtype(o.dtype)
+            item = dask.delayed(_take, pure=True)(result, o.name)
+            parts[o.name].append(da.from_delayed(item, shape, dtype=dtype))
+    return {k: da.concatenate(v, axis=axis) if len(v) > 1 else v[0] for k, v in parts.items()}

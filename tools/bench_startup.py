@@ -115,8 +115,9 @@ def contended(d: Path, calls: int) -> None:
         try:
             time.sleep(0.5)
             res = {name: [] for name in runs}
-            for _ in range(5):  # interleaved blocks
-                for name, fn in runs.items():
+            for _ in range(5):  # interleaved blocks, 50 ms apart: OpenVINO's TBB workers spin
+                for name, fn in runs.items():  # after its calls and would be charged to the next block
+                    time.sleep(0.05)
                     res[name].append(_latencies(fn, calls // 5))
         finally:
             for p in busy:

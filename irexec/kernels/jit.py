@@ -159,15 +159,19 @@ def use(nbytes: int) -> bool:
 def load(notify: bool = True, full: bool = False) -> bool:
     """Import every kernel family; True when ready. With `full`, also compile (or load from the
     cache) every specialization now; otherwise each loads on its first call."""
-    global _state
+    global _state, _warned_cache
     with _load_lock:
         if _state == "ready" and not full:
             return True
         cold = not cache_is_warm()
         if notify and cold:
-            where = CACHE_DIR or "nowhere: no writable cache folder"
-            print(f"irexec: compiling numba kernels (about {LOAD_COLD_S:.0f} s, once; cached in {where}; "
-                  "`irexec warmup` does this ahead of time)", file=sys.stderr)
+            if CACHE:
+                print(f"irexec: compiling numba kernels (about {LOAD_COLD_S:.0f} s, once; cached in {CACHE_DIR}; "
+                      "`irexec warmup` does this ahead of time)", file=sys.stderr)
+            else:  # this notice is the one warning about the cache
+                _warned_cache = True
+                print(f"irexec: warning: no writable cache folder (set IREXEC_CACHE_DIR): compiling numba kernels "
+                      f"in every process (about {LOAD_COLD_S:.0f} s)", file=sys.stderr)
         try:
             for name in KERNEL_MODULES:
                 module = importlib.import_module(name)
