@@ -292,3 +292,92 @@ def test_convert_saturates_at_the_64_bit_limits():
     (u,) = run_op("Convert", "opset1", [x], destination_type="u64")
     umax = int(np.iinfo(np.uint64).max)
     assert u.tolist() == [2**63, umax, 0, umax, 0, 0, umax, 5]
+
+
+def test_vectorized_exp_is_within_two_ulps_of_libm(kernels):
+    from irexec.kernels import normalize_loops as k
+
+    x = np.concatenate([np.linspace(-760, 720, 400_001), R.uniform(-40, 5, 100_000),
+                        [-np.inf, np.inf, 0.0, -0.0, 709.78, 709.79, -708.4, -745.13, -745.14, -1e-300, 1e-300]])
+    got = np.empty_like(x)
+    k.exp_shifted(x, 0.0, got)
+    with np.errstate(over="ignore"):
+        want = np.array([math.exp(v) if v < 709.782712893384 else math.inf for v in x])
+    special = ~np.isfinite(want) | (want == 0)
+    np.testing.assert_array_equal(got[special], want[special])  # inf and 0 exactly, subnormals below
+    ulps = np.abs(got[~special] - want[~special]) / np.spacing(want[~special])
+    assert ulps.max() <= 2.0, ulps.max()
+    k.exp_shifted(np.float32([-1.5, 0.25]), -0.5, got[:2])  # float32 input, shifted by the max
+    np.testing.assert_allclose(got[:2], np.exp([-1.0, 0.75]), rtol=4e-16)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_mvn_over_trailing_axes_and_group_norm_kernels_match_the_numpy_path(kernels, dtype):
+    x = (R.standard_normal((3, 8, 6, 5)) * 3 + 50).astype(dtype)
+    tol = dict(rtol=2e-6, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    runs = [
+        ("MVN", "opset6", [x, np.array([1, 2, 3], np.int64)], dict(normalize_variance=True, eps=1e-5,
+                                                                   eps_mode="outside_sqrt")),
+        ("MVN", "opset6", [x, np.array([-1, -2], np.int64)], dict(normalize_variance=False, eps=1e-5,
+                                                                  eps_mode="inside_sqrt")),
+        ("MVN", "opset1", [x], dict(across_channels=False, normalize_variance=True, eps=1e-9)),
+        ("GroupNormalization", "opset12", [x, R.standard_normal(8).astype(dtype), R.standard_normal(8).astype(dtype)],
+         dict(num_groups=4, epsilon=1e-5)),
+    ]
+    from irexec.kernels import jit
+
+    for op, version, inputs, attrs in runs:
+        (got,) = run_op(op, version, inputs, **attrs)
+        config.JIT = "never"
+        (want,) = run_op(op, version, inputs, **attrs)
+        config.JIT = "always"
+        assert got.dtype == want.dtype == dtype
+        close(got, want.astype(np.float64), **tol)
+    assert jit.ready()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_3x3_pooling_fast_paths_match_the_numpy_path(kernels, dtype):
+    """Windows wholly inside the plane take the unrolled 3x3 rows (strides 1, 2 and 3), the
+    borders the general loop; integer-valued data makes ties, so the first maximum's index is
+    checked, and a NaN sits inside the interior."""
+    x = R.integers(-4, 5, (2, 3, 13, 12)).astype(dtype)
+    x[1, 2, 6, 6] = np.nan
+    for s, pad, axis in itertools.product((1, 2, 3), (0, 1), (0, 1, 2)):
+        attrs = dict(strides=(s, s), pads_begin=(pad, pad), pads_end=(pad, pad), kernel=(3, 3), dilations=(1, 1),
+                     rounding_type="floor", axis=axis)
+        got = run_op("MaxPool", "opset8", [x], n_outputs=2, **attrs)
+        config.JIT = "never"
+        want = run_op("MaxPool", "opset8", [x], n_outputs=2, **attrs)
+        config.JIT = "always"
+        np.testing.assert_array_equal(got[0], want[0], err_msg=str(attrs))
+        np.testing.assert_array_equal(got[1], want[1], err_msg=str(attrs))
+        for exclude in (True, False):
+            avg = {"strides": (s, s), "pads_begin": (pad, pad), "pads_end": (pad, pad), "kernel": (3, 3),
+                   "exclude-pad": exclude}
+            (g,) = run_op("AvgPool", "opset1", [x], **avg)
+            config.JIT = "never"
+            (w,) = run_op("AvgPool", "opset1", [x], **avg)
+            config.JIT = "always"
+            close(g, w.astype(np.float64), rtol=1e-6 if dtype == np.float32 else 1e-15, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_softmax_kernel_matches_the_numpy_path(kernels, dtype):
+    """Scale, causal mask and softmax fused in one kernel pass give the numpy path's numbers
+    (the same float64 operations), with a scale input, causal L < S and L > S, and a NaN score."""
+    for lq, lk, causal, with_scale in ((6, 9, True, False), (9, 6, True, True), (7, 7, False, True)):
+        q, k, v = (R.standard_normal(s).astype(dtype) for s in ((2, 3, lq, 8), (2, 3, lk, 8), (2, 3, lk, 5)))
+        inputs = [q, k, v]
+        if with_scale:
+            inputs += [np.zeros((), dtype), np.array(0.3, dtype)]  # a float mask of zeros, then the scale
+            if causal:
+                inputs[3] = np.zeros((lq, lk), dtype)
+        q[1, 2, 0, 0] = np.nan
+        (got,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=(), causal=causal)
+        config.JIT = "never"
+        (want,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=(), causal=causal)
+        config.JIT = "always"
+        assert got.dtype == want.dtype == dtype
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        close(got, want.astype(np.float64), rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-7)

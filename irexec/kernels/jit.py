@@ -222,11 +222,15 @@ def set_num_threads(n: int) -> None:
     config.NUM_THREADS = n
 
 
-def threads_for(nbytes: int) -> int:
-    """Threads worth using for work reading `nbytes` (1 below config.THREAD_MIN_BYTES)."""
-    if nbytes < config.THREAD_MIN_BYTES:
+def threads_for(nbytes: int, cost: float = 1.0) -> int:
+    """Threads worth using for work reading `nbytes` (1 below config.THREAD_MIN_BYTES, about a
+    millisecond of streaming). `cost` is the work per byte against a streaming read: a
+    compute-bound kernel (softmax's exponentials: about 12, measured) pays for threads on
+    proportionally smaller inputs."""
+    work = int(nbytes * cost)
+    if work < config.THREAD_MIN_BYTES:
         return 1
-    return max(1, min(config.NUM_THREADS, nbytes // max(1, config.THREAD_MIN_BYTES // 2)))
+    return max(1, min(config.NUM_THREADS, work // max(1, config.THREAD_MIN_BYTES // 2)))
 
 
 def _get_pool(n: int) -> ThreadPoolExecutor:

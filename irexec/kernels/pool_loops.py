@@ -13,50 +13,173 @@ from .jit import njit
 INSIDE, KERNEL, PADDED = 0, 1, 2
 
 
+@njit(inline="always")
+def _cols(w, ow, kw, sw, dw, pl):
+    """Output columns [j_lo, j_hi) whose whole window lies inside the row (no clipping)."""
+    j_lo = min(ow, max(0, -(-pl // sw)))
+    j_hi = max(j_lo, min(ow, (w - 1 - (kw - 1) * dw + pl) // sw + 1))
+    return j_lo, j_hi
+
+
+@njit(inline="always")
+def _step(v, pos, best, where):
+    """v replaces best when greater, or when it is the window's first NaN."""
+    take = (v > best) | ((v != v) & (best == best))  # bitwise: no short-circuit branches
+    return (v if take else best), (pos if take else where)
+
+
+@njit(inline="always")
+def _row33(plane, y0, w, orow, irow, j_lo, j_hi, stride, pl):
+    """Output columns j_lo..j_hi of a 3x3 window row wholly inside the plane, unrolled. With a
+    literal stride (1, 2) LLVM vectorizes it across j; the compares become selects. The loop
+    indexes zero-based slices: an index that might be negative keeps numba's wraparound check,
+    which stops the vectorizer (measured 61 vs 9.6 ms on (512,112,112))."""
+    base = j_lo * stride - pl
+    r0 = plane[y0, base:]
+    r1 = plane[y0 + 1, base:]
+    r2 = plane[y0 + 2, base:]
+    o = orow[j_lo:j_hi]
+    ii = irow[j_lo:j_hi]
+    q0 = y0 * w + base
+    for jj in range(j_hi - j_lo):
+        x0 = jj * stride
+        q = q0 + x0
+        best = r0[x0]
+        where = q
+        best, where = _step(r0[x0 + 1], q + 1, best, where)
+        best, where = _step(r0[x0 + 2], q + 2, best, where)
+        best, where = _step(r1[x0], q + w, best, where)
+        best, where = _step(r1[x0 + 1], q + w + 1, best, where)
+        best, where = _step(r1[x0 + 2], q + w + 2, best, where)
+        best, where = _step(r2[x0], q + 2 * w, best, where)
+        best, where = _step(r2[x0 + 1], q + 2 * w + 1, best, where)
+        best, where = _step(r2[x0 + 2], q + 2 * w + 2, best, where)
+        o[jj] = best
+        ii[jj] = where
+
+
 @njit(error_model="numpy")
-def max_pool2d(t_lo, t_hi, x, out, idx, kh, kw, sh, sw, dh, dw, pt, pl):
+def _row33_s2(plane, y0, w, orow, irow, j_lo, j_hi, pl):
+    _row33(plane, y0, w, orow, irow, j_lo, j_hi, 2, pl)
+
+
+@njit(error_model="numpy")
+def _row33_s1(plane, y0, w, orow, irow, j_lo, j_hi, pl):
+    _row33(plane, y0, w, orow, irow, j_lo, j_hi, 1, pl)
+
+
+@njit(error_model="numpy")
+def max_pool2d(t_lo, t_hi, x, out, idx, kh, kw, sh, sw, dh, dw, pt, pl, planes_per, plane_step):
+    """The first maximum of each window in row-major order (the first NaN, if any), and its flat
+    position: in the plane, plus (p % planes_per) * plane_step (MaxPool-8's `axis`). Windows are clipped to the plane (padding is absent); 3x3 windows
+    inside the plane take `_row33` (measured 8x faster than the general loop on random data)."""
     _, h, w = x.shape
     _, oh, ow = out.shape
+    j_lo, j_hi = _cols(w, ow, kw, sw, dw, pl)
+    k33 = kh == 3 and kw == 3 and dh == 1 and dw == 1
     for p in range(t_lo, t_hi):
         plane = x[p]
         for i in range(oh):
             y0 = i * sh - pt
+            a_lo = 0
+            while a_lo < kh and y0 + a_lo * dh < 0:
+                a_lo += 1
+            a_hi = kh
+            while a_hi > a_lo and y0 + (a_hi - 1) * dh >= h:
+                a_hi -= 1
+            orow = out[p, i]
+            irow = idx[p, i]
+            fast = k33 and a_lo == 0 and a_hi == 3
+            if fast:
+                if sw == 2:
+                    _row33_s2(plane, y0, w, orow, irow, j_lo, j_hi, pl)
+                elif sw == 1:
+                    _row33_s1(plane, y0, w, orow, irow, j_lo, j_hi, pl)
+                else:
+                    _row33(plane, y0, w, orow, irow, j_lo, j_hi, sw, pl)
             for j in range(ow):
+                if fast and j_lo <= j < j_hi:
+                    continue
                 x0 = j * sw - pl
-                best = -np.inf
-                where = -1
-                nan = False
-                for a in range(kh):
+                b_lo = 0
+                while b_lo < kw and x0 + b_lo * dw < 0:
+                    b_lo += 1
+                b_hi = kw
+                while b_hi > b_lo and x0 + (b_hi - 1) * dw >= w:
+                    b_hi -= 1
+                y = y0 + a_lo * dh
+                xx = x0 + b_lo * dw
+                best = plane[y, xx]
+                where = y * w + xx
+                for a in range(a_lo, a_hi):
                     y = y0 + a * dh
-                    if y < 0 or y >= h:
-                        continue
-                    for b in range(kw):
+                    row = plane[y]
+                    for b in range(b_lo, b_hi):
                         xx = x0 + b * dw
-                        if xx < 0 or xx >= w:
-                            continue
-                        v = plane[y, xx]
-                        if nan:
-                            continue
-                        if v != v:
-                            nan = True
-                            best = v
-                            where = y * w + xx
-                        elif v > best or where < 0:
-                            best = v
-                            where = y * w + xx
-                out[p, i, j] = best
-                idx[p, i, j] = where
+                        best, where = _step(row[xx], y * w + xx, best, where)
+                orow[j] = best
+                irow[j] = where
+            if plane_step:
+                shift = (p % planes_per) * plane_step
+                for j in range(ow):
+                    irow[j] += shift
+
+
+@njit(inline="always")
+def _avg_row33(plane, y0, orow, j_lo, j_hi, stride, pl):
+    """Output columns j_lo..j_hi of a 3x3 window row wholly inside the plane: the nine values
+    summed in float64 in row-major order (as the general loop does), divided by 9."""
+    base = j_lo * stride - pl
+    r0 = plane[y0, base:]
+    r1 = plane[y0 + 1, base:]
+    r2 = plane[y0 + 2, base:]
+    o = orow[j_lo:j_hi]
+    for jj in range(j_hi - j_lo):
+        x0 = jj * stride
+        s = 0.0
+        s += r0[x0]
+        s += r0[x0 + 1]
+        s += r0[x0 + 2]
+        s += r1[x0]
+        s += r1[x0 + 1]
+        s += r1[x0 + 2]
+        s += r2[x0]
+        s += r2[x0 + 1]
+        s += r2[x0 + 2]
+        o[jj] = s / 9
+
+
+@njit(error_model="numpy")
+def _avg_row33_s2(plane, y0, orow, j_lo, j_hi, pl):
+    _avg_row33(plane, y0, orow, j_lo, j_hi, 2, pl)
+
+
+@njit(error_model="numpy")
+def _avg_row33_s1(plane, y0, orow, j_lo, j_hi, pl):
+    _avg_row33(plane, y0, orow, j_lo, j_hi, 1, pl)
 
 
 @njit(error_model="numpy")
 def avg_pool2d(t_lo, t_hi, x, out, kh, kw, sh, sw, pt, pl, pb, pr, mode):
     _, h, w = x.shape
     _, oh, ow = out.shape
+    j_lo, j_hi = _cols(w, ow, kw, sw, 1, pl)
+    k33 = kh == 3 and kw == 3
     for p in range(t_lo, t_hi):
         plane = x[p]
         for i in range(oh):
             y0 = i * sh - pt
+            fast = k33 and y0 >= 0 and y0 + 2 < h
+            if fast:  # every count mode counts 9 inside the plane
+                if sw == 2:
+                    _avg_row33_s2(plane, y0, out[p, i], j_lo, j_hi, pl)
+                elif sw == 1:
+                    _avg_row33_s1(plane, y0, out[p, i], j_lo, j_hi, pl)
+                else:
+                    _avg_row33(plane, y0, out[p, i], j_lo, j_hi, sw, pl)
             for j in range(ow):
+                if fast and j_lo <= j < j_hi:
+                    continue
                 x0 = j * sw - pl
                 s = 0.0
                 n = 0
@@ -85,5 +208,5 @@ def warm() -> None:
     for dt in (np.float32, np.float64):
         x = np.ones((1, 4, 4), dt)
         out = np.empty((1, 2, 2), dt)
-        max_pool2d(0, 1, x, out, np.empty((1, 2, 2), np.int64), 2, 2, 2, 2, 1, 1, 0, 0)
+        max_pool2d(0, 1, x, out, np.empty((1, 2, 2), np.int64), 2, 2, 2, 2, 1, 1, 0, 0, 1, 0)
         avg_pool2d(0, 1, x, out, 2, 2, 2, 2, 0, 0, 0, 0, 0)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..dtypes import FLOAT_TYPES
 from ..errors import ShapeInferenceError
-from ..kernels.normalize import softmax, softmax_out
+from ..kernels.normalize import attention_softmax_out, softmax, softmax_out
 from ..shapes import TensorSpec, broadcast_shapes
 from .attrs import Attr
 from .base import Op
@@ -54,7 +54,13 @@ class ScaledDotProductAttention(Op):
         q, k, v = (x.astype(np.float32) if x.dtype == np.float16 else x for x in inputs[:3])
         e = q.shape[-1]
         scale = inputs[4].reshape(()).astype(np.float64) if len(inputs) > 4 else 1.0 / math.sqrt(e)
-        scores = np.matmul(q, np.swapaxes(k, -1, -2)).astype(np.float64) * scale
+        raw = np.matmul(q, np.swapaxes(k, -1, -2))
+        if (len(inputs) <= 3 or self.causal) and raw.ndim >= 2 and np.ndim(scale) == 0:
+            # scale, causal mask and softmax in one kernel pass (the same float64 operations)
+            p = attention_softmax_out(raw, float(scale), self.causal, q.dtype)
+            if p is not None:
+                return [_finish(np.asarray(np.matmul(p, v)), sig.outs[0])]
+        scores = raw.astype(np.float64) * scale
         L, S = scores.shape[-2], scores.shape[-1]
         if self.causal:
             scores = np.where(np.tril(np.ones((L, S), bool)), scores, -np.inf)

@@ -26,6 +26,11 @@ def _work(x: np.ndarray) -> np.ndarray:
     return x.astype(np.float32) if x.dtype == np.float16 else x
 
 
+def _filters(w: np.ndarray, dtype) -> np.ndarray:
+    """The filters in the data's compute type, without a copy when they already are."""
+    return _work(w).astype(dtype, copy=False)
+
+
 def _pads(op, spatial, kernel):
     k = len(kernel)
     strides, dil = op.strides, op.dilations
@@ -101,25 +106,32 @@ class _ConvBase(Op):
 
 
 def _dense(xp, w, out_sp, strides, dilations, groups=1):
-    """im2col + BLAS: xp (N, C, *sp) padded, w (Cout, C/groups, *k)."""
+    """im2col + BLAS: xp (N, C, *sp) padded, w (Cout, C/groups, *k). The columns are laid out
+    (N, C*K, M), so W (Cout, C*K) @ columns is already (N, Cout, M): the output needs no
+    transposed copy; a 1x1 kernel with unit strides uses the input itself as the columns."""
     n, c = xp.shape[:2]
     c_out = w.shape[0]
     kernel = w.shape[2:]
-    win = windows(xp, kernel, strides, dilations, out_sp)  # (N, C, *out, *k)
     k = len(kernel)
     m = int(np.prod(out_sp))
     kk = int(np.prod(kernel))
     cg, og = c // groups, c_out // groups
-    outs = []
-    for g in range(groups):
-        part = win[:, g * cg:(g + 1) * cg]
-        # (N, *out, Cg, *k) -> (N*M, Cg*K)
-        order = (0, *range(2, 2 + k), 1, *range(2 + k, 2 + 2 * k))
-        cols = np.ascontiguousarray(part.transpose(order)).reshape(n * m, cg * kk)
-        wg = w[g * og:(g + 1) * og].reshape(og, cg * kk)
-        outs.append((cols @ wg.T).reshape(n, m, og))
-    y = np.concatenate(outs, axis=2) if groups > 1 else outs[0]
-    return np.ascontiguousarray(y.transpose(0, 2, 1)).reshape(n, c_out, *out_sp)
+    pointwise = kk == 1 and all(s == 1 for s in strides) and tuple(xp.shape[2:]) == tuple(out_sp)
+    if pointwise:
+        cols_all = np.ascontiguousarray(xp).reshape(n, c, m)
+    else:
+        win = windows(xp, kernel, strides, dilations, out_sp)  # (N, C, *out, *k)
+        # (N, C, *k, *out) -> (N, C*K, M)
+        order = (0, 1, *range(2 + k, 2 + 2 * k), *range(2, 2 + k))
+        cols_all = np.ascontiguousarray(win.transpose(order)).reshape(n, c * kk, m)
+    wm = w.reshape(c_out, cg * kk)
+    if groups == 1:
+        y = np.matmul(wm, cols_all)
+    else:
+        y = np.empty((n, c_out, m), np.result_type(wm, cols_all))
+        for g in range(groups):
+            np.matmul(wm[g * og:(g + 1) * og], cols_all[:, g * cg * kk:(g + 1) * cg * kk], out=y[:, g * og:(g + 1) * og])
+    return y.reshape(n, c_out, *out_sp)
 
 
 def _depthwise(xp, w, out_sp, strides, dilations):
@@ -148,7 +160,7 @@ class Convolution(_ConvBase):
     def compute(self, inputs, sig):
         x, w = inputs
         xp, out_sp = self._prepare(x, w.shape[2:])
-        y = _dense(xp, _work(w).astype(xp.dtype), out_sp, self.strides, self.dilations)
+        y = _dense(xp, _filters(w, xp.dtype), out_sp, self.strides, self.dilations)
         return [_finish(y, sig.outs[0])]
 
 
@@ -169,7 +181,7 @@ class GroupConvolution(_ConvBase):
         x, w = inputs
         g = w.shape[0]
         xp, out_sp = self._prepare(x, w.shape[3:])
-        w = _work(w).astype(xp.dtype)
+        w = _filters(w, xp.dtype)
         if w.shape[1] == 1 and w.shape[2] == 1:
             y = _depthwise(xp, w.reshape((g,) + w.shape[3:]), out_sp, self.strides, self.dilations)
         else:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..dtypes import FLOAT_TYPES
 from ..errors import FormatError, ShapeInferenceError
-from ..kernels.normalize import moments, normalize_last_out, softmax, softmax_out
+from ..kernels.normalize import group_norm_out, moments, normalize_last_out, softmax, softmax_out
 from ..shapes import TensorSpec, normalize_axes
 from .attrs import Attr
 from .base import Op
@@ -77,6 +77,19 @@ def _normalize(x, axes, normalize_variance, eps, inside):
     return d / (np.sqrt(var + eps) if inside else np.sqrt(var) + eps)
 
 
+def _trailing_kernel(x, axes, eps, inside, normalize_variance, sig):
+    """MVN over trailing axes (LayerNorm's last axis, (C,H,W) of NCHW, ...) as rows of the
+    kernels, when they pay; None otherwise."""
+    k = x.ndim - len(axes)
+    if not axes or tuple(sorted(axes)) != tuple(range(k, x.ndim)) or sig.outs[0] not in ("f32", "f64"):
+        return None
+    if x.size == 0:
+        return None
+    rows = x.reshape(x.shape[:k] + (-1,)) if k else x.reshape(1, -1)
+    fast = normalize_last_out(rows, eps, inside, normalize_variance, x.dtype)
+    return None if fast is None else fast.reshape(x.shape)
+
+
 @register
 class MVN1(_SameShape):
     """MVN-1: over dims 1.. (across_channels) or 2.. (or `reduction_axes`); eps inside the sqrt."""
@@ -96,6 +109,9 @@ class MVN1(_SameShape):
     def compute(self, inputs, sig):
         x = inputs[0]
         axes = self._axes(x.ndim)
+        fast = _trailing_kernel(x, axes, self.eps, True, self.normalize_variance, sig)
+        if fast is not None:
+            return [fast]
         return [_finish(_normalize(x, axes, self.normalize_variance, self.eps, True), sig.outs[0])]
 
 
@@ -120,10 +136,9 @@ class MVN6(_SameShape):
     def compute(self, inputs, sig):
         x, axes = inputs
         norm = normalize_axes(axes, x.ndim)
-        if norm == (x.ndim - 1,) and sig.outs[0] in ("f32", "f64"):  # LayerNorm: the kernels, when they pay
-            fast = normalize_last_out(x, self.eps, self.eps_mode == "inside_sqrt", self.normalize_variance, x.dtype)
-            if fast is not None:
-                return [fast]
+        fast = _trailing_kernel(x, norm, self.eps, self.eps_mode == "inside_sqrt", self.normalize_variance, sig)
+        if fast is not None:
+            return [fast]
         out = _normalize(x, norm, self.normalize_variance, self.eps, self.eps_mode == "inside_sqrt")
         return [_finish(out, sig.outs[0])]
 
@@ -150,9 +165,12 @@ class GroupNormalization(_SameShape):
     def compute(self, inputs, sig):
         x, scale, bias = inputs
         n, c = x.shape[0], x.shape[1]
+        if sig.outs[0] in ("f32", "f64") and x.size:
+            fast = group_norm_out(x, self.num_groups, self.epsilon, scale, bias, x.dtype)
+            if fast is not None:
+                return [fast]
         g = x.reshape(n, self.num_groups, -1)
-        fast = normalize_last_out(g, self.epsilon, True, True, np.float64) if sig.outs[0] in ("f32", "f64") else None
-        y = (fast if fast is not None else _normalize(g, (2,), True, self.epsilon, True)).reshape(x.shape)
+        y = _normalize(g, (2,), True, self.epsilon, True).reshape(x.shape)
         shape = (1, c) + (1,) * (x.ndim - 2)
         y = y * scale.astype(np.float64).reshape(shape) + bias.astype(np.float64).reshape(shape)
         return [_finish(y, sig.outs[0])]

@@ -114,6 +114,11 @@ class MaxPool1(_PoolBase):
         self.require_dtype(inputs[0], NUMERIC_TYPES)
         return [TensorSpec(inputs[0].dtype, self._out_shape(inputs[0]))]
 
+    def _index_base(self, x):
+        """(planes_per, plane_step): the kernel adds (plane % planes_per) * plane_step to each
+        index, for indices flattened from `axis` on (MaxPool-8/14; MaxPool-1 has none)."""
+        return 1, 0
+
     def _values(self, x, et):
         pads, out = self._geometry(x.shape[2:])
         work = x.astype(np.float32) if x.dtype == np.float16 else x
@@ -126,8 +131,9 @@ class MaxPool1(_PoolBase):
             planes, res, threads = _planes(work, out)
             idx = np.empty(res.shape, np.int64)
             dil = self._dil()
+            per, step = self._index_base(x)
             jit.parallel_for(k.max_pool2d, planes.shape[0], threads, planes, res, idx, self.kernel[0], self.kernel[1],
-                             self.strides[0], self.strides[1], dil[0], dil[1], pads[0][0], pads[1][0])
+                             self.strides[0], self.strides[1], dil[0], dil[1], pads[0][0], pads[1][0], per, step)
             return res.reshape(x.shape[:2] + tuple(out)), ("kernel", idx.reshape(x.shape[:2] + tuple(out))), pads, out
         fill = -np.inf if work.dtype.kind == "f" else np.iinfo(work.dtype).min
         xp, _ = self._padded(work, pads, out, fill)
@@ -158,19 +164,21 @@ class MaxPool8(MaxPool1):
         (values,) = super().infer(inputs)
         return [values, TensorSpec(self.index_element_type, values.shape)]
 
+    def _index_base(self, x):
+        axis = self.axis + x.ndim if self.axis < 0 else self.axis
+        n, c = x.shape[:2]
+        plane = int(np.prod(x.shape[2:]))
+        if axis == 0:
+            return n * c, plane
+        if axis == 1:
+            return c, plane
+        return 1, 0
+
     def compute(self, inputs, sig):
         x = inputs[0]
         vals, win, pads, out = self._values(x, sig.ins[0])
-        if isinstance(win, tuple):  # the kernel found the maxima: spatial flat index -> from `axis` on
-            spatial = win[1]
-            axis = self.axis + x.ndim if self.axis < 0 else self.axis
-            n, c = x.shape[:2]
-            plane = int(np.prod(x.shape[2:]))
-            if axis == 0:
-                spatial = spatial + (np.arange(n * c).reshape(n, c, 1, 1) * plane)
-            elif axis == 1:
-                spatial = spatial + (np.arange(c).reshape(1, c, 1, 1) * plane)
-            return [_finish(vals, sig.outs[0]), spatial.astype(numpy_dtype(sig.outs[1]))]
+        if isinstance(win, tuple):  # the kernel found the maxima, indices flattened from `axis` on
+            return [_finish(vals, sig.outs[0]), win[1].astype(numpy_dtype(sig.outs[1]), copy=False)]
         if win is None:  # global: recompute through the window view for the indices
             work = x.astype(np.float32) if x.dtype == np.float16 else x
             win = windows(work, self.kernel, self.strides, self._dil(), out)
