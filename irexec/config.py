@@ -10,8 +10,10 @@ IREXEC_THREAD_MIN_BYTES  work below this many bytes runs on the calling thread o
 IREXEC_CACHE_DIR       where compiled kernels are cached (default ~/.cache/irexec/numba).
 
 IREXEC_SMALL_ELEMENTS  reductions over fewer input elements than this run a numpy path with
-                       the same 64-bit accumulation, so a small model never imports numba
-                       (0.4-0.7 s) nor launches threads (default 65536; 0 = always numba).
+                       the same 64-bit accumulation until the kernels are loaded, so a small
+                       model never imports numba (0.4-0.7 s) for them (default 65536; 0 = load
+                       numba for any reduction when IREXEC_JIT=always). Once loaded (a long-lived
+                       process, `irexec bench`), the kernels serve every size: they are faster.
 IREXEC_SPLIT_MIN       reduced elements per output below which the reduced axis is not split
                        across threads (default 32768).
 """

@@ -134,8 +134,10 @@ def ready() -> bool:
     return _state == "ready"
 
 
-def use(nbytes: int) -> bool:
-    """Whether a reduction reading `nbytes` should run the numba kernels now (see the module doc)."""
+def use(nbytes: int, per_call: float = 0.0) -> bool:
+    """Whether a reduction reading `nbytes` should run the numba kernels now (see the module doc).
+    `per_call`: seconds the kernel saves on any call, whatever its size (the numpy path's fixed
+    cost: several array temporaries and ufunc calls)."""
     global _saved
     mode = config.JIT
     if mode == "never" or _state == "failed":
@@ -144,7 +146,7 @@ def use(nbytes: int) -> bool:
         return True
     if mode == "always":
         return load()
-    saving = nbytes / NUMPY_BYTES_PER_S - nbytes / NUMBA_BYTES_PER_S
+    saving = nbytes / NUMPY_BYTES_PER_S - nbytes / NUMBA_BYTES_PER_S + per_call
     cost = LOAD_WARM_S if cache_is_warm() else LOAD_COLD_S
     if _state in ("cold", "loading") and saving > cost:
         return load()
