@@ -88,10 +88,40 @@ def vexp(x):
 
 
 @njit(fastmath=_EXACT_FM)
-def exp_shifted(src, m, dst):
-    """dst[j] = exp(src[j] - m) in float64."""
+def scaled_exp(src, scale, m, dst):
+    """dst[j] = exp(src[j] * scale - m) in float64."""
     for j in range(src.size):
-        dst[j] = vexp(np.float64(src[j]) - m)
+        dst[j] = vexp(np.float64(src[j]) * scale - m)
+
+
+@njit(fastmath=_SUM_FM, inline="always")
+def _softmax_row(row, keep, scale, log, e, dst):
+    """dst[:keep] = softmax (or log-softmax) of row[:keep] * scale, dst[keep:] = 0: the exact
+    max (NaN propagates to the whole row), float64 exponentials and sum, one rounding."""
+    n = dst.size
+    m = -np.inf
+    for j in range(keep):
+        m = maximum(m, np.float64(row[j]) * scale)
+    if m != m:
+        for j in range(n):
+            dst[j] = np.nan
+        return
+    if m == np.inf or m == -np.inf:
+        m = 0.0  # as the numpy path: the infinities then give NaN where the definition does
+    scaled_exp(row[:keep], scale, m, e)
+    s = 0.0
+    for j in range(keep):
+        s += e[j]
+    if log:
+        ls = math.log(s)
+        for j in range(keep):
+            dst[j] = np.float64(row[j]) * scale - m - ls
+    else:
+        inv = 1.0 / s
+        for j in range(keep):
+            dst[j] = e[j] * inv
+    for j in range(keep, n):
+        dst[j] = 0.0
 
 
 @njit(fastmath=_SUM_FM, error_model="numpy")
@@ -99,29 +129,7 @@ def softmax_rows(t_lo, t_hi, x, out, log):
     n = x.shape[1]
     e = np.empty(n)
     for r in range(t_lo, t_hi):
-        row = x[r]
-        m = -np.inf
-        for j in range(n):
-            m = maximum(m, row[j])  # NaN propagates
-        dst = out[r]
-        if m != m:
-            for j in range(n):
-                dst[j] = np.nan
-            continue
-        if m == np.inf or m == -np.inf:
-            m = 0.0  # as the numpy path: the infinities then give NaN where the definition does
-        exp_shifted(row, m, e)
-        s = 0.0
-        for j in range(n):
-            s += e[j]
-        if log:
-            ls = math.log(s)
-            for j in range(n):
-                dst[j] = np.float64(row[j]) - m - ls
-        else:
-            inv = 1.0 / s
-            for j in range(n):
-                dst[j] = e[j] * inv
+        _softmax_row(x[r], n, 1.0, log, e, out[r])
 
 
 @njit(fastmath=_SUM_FM, error_model="numpy")
@@ -133,34 +141,8 @@ def attention_softmax_rows(t_lo, t_hi, scores, out, scale, causal, length):
     n = scores.shape[1]
     e = np.empty(n)
     for r in range(t_lo, t_hi):
-        row = scores[r]
         keep = min(n, r % length + 1) if causal else n
-        m = -np.inf
-        for j in range(keep):
-            m = maximum(m, np.float64(row[j]) * scale)
-        dst = out[r]
-        if m != m:
-            for j in range(n):
-                dst[j] = np.nan
-            continue
-        if m == np.inf or m == -np.inf:
-            m = 0.0
-        scaled_exp(row[:keep], scale, m, e)
-        s = 0.0
-        for j in range(keep):
-            s += e[j]
-        inv = 1.0 / s
-        for j in range(keep):
-            dst[j] = e[j] * inv
-        for j in range(keep, n):
-            dst[j] = 0.0
-
-
-@njit(fastmath=_EXACT_FM)
-def scaled_exp(src, scale, m, dst):
-    """dst[j] = exp(src[j] * scale - m) in float64."""
-    for j in range(src.size):
-        dst[j] = vexp(np.float64(src[j]) * scale - m)
+        _softmax_row(scores[r], keep, scale, False, e, out[r])
 
 
 @njit(fastmath=_SUM_FM, error_model="numpy")
