@@ -97,9 +97,13 @@ def softmax(x: np.ndarray, axis: int, log: bool = False) -> np.ndarray:
     m = np.where(np.isinf(m), 0.0, m)  # a row of -inf (or +inf) gives NaN below, as the definition does
     shifted = v - m
     e = np.exp(shifted)
-    s = np.sum(e, axis=axis, keepdims=True)
     if log:
-        return shifted - np.log(s)
+        # log(sum e) as log1p of the sum without one maximum's 1: near 0 (a dominant maximum)
+        # log(sum) would keep only the sum's absolute precision, ~1e-16, not the value's
+        top = shifted == 0
+        rest = np.sum(np.where(top, 0.0, e), axis=axis, keepdims=True)
+        return shifted - np.log1p(rest + (np.sum(top, axis=axis, keepdims=True) - 1.0))
+    s = np.sum(e, axis=axis, keepdims=True)
     return e / s
 
 

@@ -94,6 +94,14 @@ def scaled_exp(src, scale, m, dst):
         dst[j] = vexp(np.float64(src[j]) * scale - m)
 
 
+@njit(fastmath=_EXACT_FM)
+def _log_out(src, scale, m, ls, dst):
+    """dst[j] = (src[j] * scale - m) - ls, in this order (no reassoc: near 0 the order decides
+    the last bits)."""
+    for j in range(src.size):
+        dst[j] = (np.float64(src[j]) * scale - m) - ls
+
+
 @njit(fastmath=_SUM_FM, inline="always")
 def _softmax_row(row, keep, scale, log, e, dst):
     """dst[:keep] = softmax (or log-softmax) of row[:keep] * scale, dst[keep:] = 0: the exact
@@ -109,14 +117,22 @@ def _softmax_row(row, keep, scale, log, e, dst):
     if m == np.inf or m == -np.inf:
         m = 0.0  # as the numpy path: the infinities then give NaN where the definition does
     scaled_exp(row[:keep], scale, m, e)
-    s = 0.0
-    for j in range(keep):
-        s += e[j]
     if log:
-        ls = math.log(s)
+        # log(sum e) = log1p(the sum without one maximum's 1): exact to the last bits when the
+        # maximum dominates, where log(sum) would keep only the sum's absolute precision
+        rest = 0.0
+        tops = 0.0
         for j in range(keep):
-            dst[j] = np.float64(row[j]) * scale - m - ls
+            top = np.float64(row[j]) * scale == m
+            rest += 0.0 if top else e[j]
+            tops += 1.0 if top else 0.0
+        if tops != 1.0:  # (written apart: reassoc would turn rest + (tops - 1) into (rest + tops) - 1)
+            rest += tops - 1.0
+        _log_out(row[:keep], scale, m, math.log1p(rest), dst)
     else:
+        s = 0.0
+        for j in range(keep):
+            s += e[j]
         inv = 1.0 / s
         for j in range(keep):
             dst[j] = e[j] * inv
