@@ -385,3 +385,21 @@ def test_attention_softmax_kernel_matches_the_numpy_path(kernels, dtype):
         assert got.dtype == want.dtype == dtype
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
         close(got, want.astype(np.float64), rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_depthwise_convolution_kernel_is_bit_identical_to_the_numpy_path(kernels, dtype):
+    """The kernel accumulates tap by tap in the data's type, as the shifted-view loop does:
+    strides 1, 2 and 3, dilation, padding, 3x3 and 5x5, batch > 1."""
+    for shape, k, s, p, d in (((2, 8, 13, 11), 3, 1, 1, 1), ((1, 12, 9, 9), 5, 2, 2, 1), ((2, 4, 14, 12), 3, 3, 1, 2)):
+        x = R.standard_normal(shape).astype(dtype)
+        w = R.standard_normal((shape[1], 1, 1, k, k)).astype(dtype)
+        attrs = dict(strides=[s, s], dilations=[d, d], pads_begin=[p, p], pads_end=[p, p], auto_pad="explicit")
+        (got,) = run_op("GroupConvolution", "opset1", [x, w], **attrs)
+        config.JIT = "never"
+        (want,) = run_op("GroupConvolution", "opset1", [x, w], **attrs)
+        config.JIT = "always"
+        np.testing.assert_array_equal(got, want, err_msg=str((shape, k, s, p, d)))
+    from irexec.kernels import jit
+
+    assert jit.ready()

@@ -50,6 +50,7 @@ KERNEL_MODULES: list[str] = [
     "irexec.kernels.reduce.loops",
     "irexec.kernels.normalize_loops",
     "irexec.kernels.pool_loops",
+    "irexec.kernels.conv_loops",
 ]
 
 _lock = threading.Lock()  # counters and state changes

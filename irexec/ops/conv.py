@@ -3,8 +3,10 @@ ConvolutionBackpropData-1, for 1-D, 2-D and 3-D spatial data.
 
 Dense convolutions are im2col (a strided window view copied into one matrix) times the filters
 on BLAS, in float32 (float64 for f64); depthwise ones (one input and one output channel per
-group) sum the kernel taps of shifted strided views, which needs no im2col copy. Transposed
-convolution scatters each tap's product into a strided slice of the output.
+group) sum the kernel taps of shifted strided views, which needs no im2col copy (2-D: the numba
+kernel of `kernels/conv_loops.py` once loaded, the same sums in the same order, without a
+temporary per tap). Transposed convolution scatters each tap's product into a strided slice of
+the output.
 """
 
 from __future__ import annotations
@@ -150,6 +152,18 @@ def _depthwise(xp, w, out_sp, strides, dilations):
     """w (C, *k): out[n, c] = sum over taps of w[c, tap] * shifted strided view of xp[n, c]."""
     n, c = xp.shape[:2]
     kernel = w.shape[1:]
+    if len(kernel) == 2 and xp.dtype in (np.float32, np.float64) and xp.size and all(o > 0 for o in out_sp):
+        from ..kernels import jit
+
+        # the kernel: the same products and sums in the same order, without a temporary per tap
+        if jit.use(xp.nbytes, 10e-6 * int(np.prod(kernel))):
+            from ..kernels import conv_loops as k
+
+            planes = np.ascontiguousarray(xp).reshape(n * c, *xp.shape[2:])
+            out = np.empty((n * c, *out_sp), xp.dtype)
+            jit.parallel_for(k.depthwise2d, n * c, jit.threads_for(out.nbytes * int(np.prod(kernel))), planes,
+                             np.ascontiguousarray(w), out, c, strides[0], strides[1], dilations[0], dilations[1])
+            return out.reshape(n, c, *out_sp)
     acc = np.zeros((n, c, *out_sp), np.float64 if xp.dtype == np.float64 else np.float32)
     for tap in itertools.product(*(range(k) for k in kernel)):
         sl = (slice(None), slice(None)) + tuple(
