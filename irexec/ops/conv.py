@@ -115,17 +115,58 @@ class _ConvBase(Op):
         return xp, out_sp
 
 
+def _kernel_columns(op, x, kernel):
+    """(columns (N, C*K, M), output dims) of a 2-D convolution with pads >= 0 by the numba
+    im2col straight from the unpadded input (one call instead of a padded copy and a slice copy
+    per tap), or None when the kernels are not loaded or the case is not that one."""
+    if len(kernel) != 2 or x.dtype not in (np.float32, np.float64) or x.ndim != 4 or not x.size:
+        return None
+    pads = _pads(op, x.shape[2:], kernel)
+    if any(b < 0 or e < 0 for b, e in pads):
+        return None
+    out_sp = [window_out_dim(d, k, s, dl, b, e) for d, k, s, dl, (b, e) in
+              zip(x.shape[2:], kernel, op.strides, op.dilations, pads)]
+    if any(o <= 0 for o in out_sp) or (all(k == 1 for k in kernel) and all(b == 0 and e == 0 for b, e in pads)
+                                       and all(s == 1 for s in op.strides)):
+        return None  # pointwise: the input is its own columns
+    from ..kernels import jit
+
+    n, c = x.shape[:2]
+    kk = kernel[0] * kernel[1]
+    if not jit.use(x.nbytes * kk, 30e-6):
+        return None
+    from ..kernels import conv_loops as k
+
+    cols = np.empty((n * c, kernel[0], kernel[1], *out_sp), x.dtype)
+    jit.parallel_for(k.im2col2d, n * c, jit.threads_for(cols.nbytes), np.ascontiguousarray(x).reshape(n * c, *x.shape[2:]),
+                     cols, op.strides[0], op.strides[1], op.dilations[0], op.dilations[1], pads[0][0], pads[1][0])
+    return cols.reshape(n, c * kk, out_sp[0] * out_sp[1]), out_sp
+
+
+def _gemm(cols_all, w, out_sp, groups=1):
+    """W (Cout, C/groups*K) @ columns (N, C*K, M) per group: (N, Cout, *out)."""
+    n = cols_all.shape[0]
+    c_out = w.shape[0]
+    og = c_out // groups
+    wm = w.reshape(c_out, -1)
+    ck = wm.shape[1]
+    if groups == 1:
+        y = np.matmul(wm, cols_all)
+    else:
+        y = np.empty((n, c_out, cols_all.shape[2]), np.result_type(wm, cols_all))
+        for g in range(groups):
+            np.matmul(wm[g * og:(g + 1) * og], cols_all[:, g * ck:(g + 1) * ck], out=y[:, g * og:(g + 1) * og])
+    return y.reshape(n, c_out, *out_sp)
+
+
 def _dense(xp, w, out_sp, strides, dilations, groups=1):
     """im2col + BLAS: xp (N, C, *sp) padded, w (Cout, C/groups, *k). The columns are laid out
     (N, C*K, M), so W (Cout, C*K) @ columns is already (N, Cout, M): the output needs no
     transposed copy; a 1x1 kernel with unit strides uses the input itself as the columns."""
     n, c = xp.shape[:2]
-    c_out = w.shape[0]
     kernel = w.shape[2:]
-    k = len(kernel)
     m = int(np.prod(out_sp))
     kk = int(np.prod(kernel))
-    cg, og = c // groups, c_out // groups
     pointwise = kk == 1 and all(s == 1 for s in strides) and tuple(xp.shape[2:]) == tuple(out_sp)
     if pointwise:
         cols_all = np.ascontiguousarray(xp).reshape(n, c, m)
@@ -138,14 +179,7 @@ def _dense(xp, w, out_sp, strides, dilations, groups=1):
                         for t, d, o, s in zip(tap, dilations, out_sp, strides))
             cols[(slice(None), slice(None)) + tap] = xp[(slice(None), slice(None)) + src]
         cols_all = cols.reshape(n, c * kk, m)
-    wm = w.reshape(c_out, cg * kk)
-    if groups == 1:
-        y = np.matmul(wm, cols_all)
-    else:
-        y = np.empty((n, c_out, m), np.result_type(wm, cols_all))
-        for g in range(groups):
-            np.matmul(wm[g * og:(g + 1) * og], cols_all[:, g * cg * kk:(g + 1) * cg * kk], out=y[:, g * og:(g + 1) * og])
-    return y.reshape(n, c_out, *out_sp)
+    return _gemm(cols_all, w, out_sp, groups)
 
 
 def _depthwise(xp, w, out_sp, strides, dilations):
@@ -185,6 +219,9 @@ class Convolution(_ConvBase):
 
     def compute(self, inputs, sig):
         x, w = inputs
+        fast = _kernel_columns(self, x, w.shape[2:])
+        if fast is not None:
+            return [_finish(_gemm(fast[0], _filters(w, x.dtype), fast[1]), sig.outs[0])]
         xp, out_sp = self._prepare(x, w.shape[2:])
         y = _dense(xp, _filters(w, xp.dtype), out_sp, self.strides, self.dilations)
         return [_finish(y, sig.outs[0])]
@@ -206,12 +243,18 @@ class GroupConvolution(_ConvBase):
     def compute(self, inputs, sig):
         x, w = inputs
         g = w.shape[0]
-        xp, out_sp = self._prepare(x, w.shape[3:])
-        w = _filters(w, xp.dtype)
+        w = _filters(w, _work(x).dtype)
         if w.shape[1] == 1 and w.shape[2] == 1:
+            xp, out_sp = self._prepare(x, w.shape[3:])
             y = _depthwise(xp, w.reshape((g,) + w.shape[3:]), out_sp, self.strides, self.dilations)
         else:
-            y = _dense(xp, w.reshape((g * w.shape[1],) + w.shape[2:]), out_sp, self.strides, self.dilations, g)
+            w = w.reshape((g * w.shape[1],) + w.shape[2:])
+            fast = _kernel_columns(self, x, w.shape[2:])
+            if fast is not None:
+                y = _gemm(fast[0], w, fast[1], g)
+            else:
+                xp, out_sp = self._prepare(x, w.shape[2:])
+                y = _dense(xp, w, out_sp, self.strides, self.dilations, g)
         return [_finish(y, sig.outs[0])]
 
 
