@@ -429,3 +429,22 @@ def test_im2col_kernel_gives_the_padded_paths_convolution(kernels, dtype):
     (want,) = run_op("GroupConvolution", "opset1", [x, w], **attrs)
     config.JIT = "always"
     np.testing.assert_array_equal(got, want)
+
+
+def test_swish_and_sigmoid_kernels_match_the_numpy_path(kernels):
+    """float32 Swish (beta 1 and 0.7) and Sigmoid: the same float64 formulas with the vectorized
+    exp, rounded once; equal to the numpy path's bits but for a rare tie, never more than 1 ulp."""
+    x = np.concatenate([R.standard_normal(200_000) * 10, np.linspace(-110, 110, 20_001),
+                        [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 88.0, -88.0, -104.0]]).astype(np.float32)
+    runs = [("Sigmoid", "opset1", [x]), ("Swish", "opset4", [x]), ("Swish", "opset4", [x, np.float32(0.7)])]
+    for op, version, inputs in runs:
+        (got,) = run_op(op, version, inputs)
+        config.JIT = "never"
+        (want,) = run_op(op, version, inputs)
+        config.JIT = "always"
+        assert got.dtype == want.dtype == np.float32
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=op)
+        both = ~np.isnan(want)
+        np.testing.assert_array_equal(np.signbit(got[both]), np.signbit(want[both]), err_msg=op)
+        diff = np.abs(got[both].view(np.int32).astype(np.int64) - want[both].view(np.int32))
+        assert diff.max() <= 1 and (diff == 0).mean() > 0.9999, (op, diff.max(), (diff != 0).sum())

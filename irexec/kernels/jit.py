@@ -51,6 +51,7 @@ KERNEL_MODULES: list[str] = [
     "irexec.kernels.normalize_loops",
     "irexec.kernels.pool_loops",
     "irexec.kernels.conv_loops",
+    "irexec.kernels.elementwise_loops",
 ]
 
 _lock = threading.Lock()  # counters and state changes

@@ -52,6 +52,14 @@ class Relu(Activation):
         return np.maximum(x, x.dtype.type(0))
 
 
+def _exp_kernels(x: np.ndarray) -> bool:
+    """Whether float32 Swish/Sigmoid take the numba kernels (the same float64 formula with a
+    vectorized exp: libm's exp costs 5-12 ns an element, 70% of EfficientNet's time)."""
+    from ..kernels import jit
+
+    return x.size > 0 and jit.use(x.nbytes, 5e-6)
+
+
 def _int_bound(value: float, rounding, info) -> int:
     """A float bound as an integer of the type: rounded (ceil for min, floor for max), saturated."""
     if value <= info.min:
@@ -145,6 +153,14 @@ class Sigmoid(Activation):
     DTYPES = _NUMBERS
     INT = "native"
 
+    def compute(self, inputs, sig):
+        x = inputs[0]
+        if sig.outs[0] == "f32" and x.dtype == np.float32 and _exp_kernels(x):
+            from ..kernels import elementwise_loops as k
+
+            return [k.run(k.sigmoid, x)]
+        return super().compute(inputs, sig)
+
     def f(self, x, extra):
         if x.dtype.kind in "iu":
             return (x > 0).astype(x.dtype)
@@ -181,6 +197,15 @@ class Swish(Activation):
                 raise ShapeInferenceError(f"beta must be a scalar (rank 0), got shape {format_shape(beta.shape)}",
                                           self.where)
         return super().infer(inputs[:1])
+
+    def compute(self, inputs, sig):
+        x = inputs[0]
+        if sig.outs[0] == "f32" and x.dtype == np.float32 and _exp_kernels(x):
+            from ..kernels import elementwise_loops as k
+
+            beta = float(np.asarray(inputs[1], np.float64).reshape(())) if len(inputs) > 1 else 1.0
+            return [k.run(k.swish, x, beta)]
+        return super().compute(inputs, sig)
 
     def f(self, x, extra):
         beta = np.asarray(extra[0], np.float64).reshape(()) if extra else 1.0
