@@ -1,6 +1,7 @@
 """Plan once per model (which layers run, in what order, when each value dies), then a short loop.
 
-Folded constants are not recomputed; every intermediate is dropped right after its last use.
+Folded constants are not recomputed; values that depend only on the feeds' shapes are
+remembered per feed signature (`Memo`); every intermediate is dropped right after its last use.
 Every output is an array the caller owns: a folded constant, a feed, a view of either, or a
 value returned twice is copied on the way out, so no later `infer` and no other thread sees a
 caller's writes.
@@ -31,12 +32,31 @@ class Step:
     expect: tuple = ()  # per output (numpy dtype, static shape or None): the fast output check
 
 
+@dataclass
+class Memo:
+    """The values that depend on the feeds' shapes and dtypes only (ShapeOf and what is computed
+    from it and from constants: position ids, masks built from lengths, T5's relative position
+    buckets...), remembered per feed signature: a model with dynamic inputs recomputes them
+    only when a new shape arrives. `data_steps` are the steps left to run then, with their own
+    release schedule; `frontier` the remembered values they (or the results) read."""
+
+    data_steps: tuple[Step, ...]
+    frontier: frozenset
+    capture: frozenset  # indices in Plan.steps whose outputs include frontier values
+    cache: dict  # feed signature -> ({frontier key: value}, ids of the values' memory)
+
+
+MEMO_SIGNATURES = 16  # feed signatures remembered per model (then the oldest is dropped)
+MEMO_BYTES = 64 << 20  # a signature whose remembered values take more is not remembered
+
+
 @dataclass(frozen=True)
 class Plan:
     steps: tuple[Step, ...]
     constants: dict[ValueKey, np.ndarray]  # folded values some step reads
     results: tuple[ValueKey, ...]  # the value each Result returns, in Result order
     const_roots: frozenset = frozenset()  # ids of the arrays that own the constants' memory
+    memo: Memo | None = None
 
 
 def make_plan(graph: Graph, found: Inferred) -> Plan:
@@ -52,10 +72,14 @@ def make_plan(graph: Graph, found: Inferred) -> Plan:
         for key in graph.operands[lid]:
             last[key] = i
     keep = set(results)
+    for i, lid in enumerate(run):  # outputs nothing reads (MaxPool's unused indices): at once
+        for j in range(len(graph.layers[lid].outputs)):
+            last.setdefault((lid, j), i)
     releases: dict[int, list[ValueKey]] = {}
     for key, i in last.items():
         if key not in keep:
             releases.setdefault(i, []).append(key)
+
     def expect(key):
         spec = specs[key]
         if spec.dtype is None:
@@ -73,7 +97,42 @@ def make_plan(graph: Graph, found: Inferred) -> Plan:
     )
     read = {k for s in steps for k in s.operands} | set(results)
     constants = {k: specs[k].value for k in read if specs[k].value is not None}
-    return Plan(steps, constants, results, frozenset(id(_root(v)) for v in constants.values()))
+    return Plan(steps, constants, results, frozenset(id(_root(v)) for v in constants.values()),
+                _make_memo(steps, specs, results))
+
+
+def _make_memo(steps: tuple[Step, ...], specs, results) -> Memo | None:
+    """Which steps compute from the feeds' shapes only, and the schedule of the others."""
+    shape_only: set[ValueKey] = set()
+    shape_steps = set()
+    for i, step in enumerate(steps):
+        if step.op is None or not step.op.FOLDABLE:
+            continue
+        if step.op.TYPE == "ShapeOf" or all(k in shape_only or specs[k].value is not None for k in step.operands):
+            shape_only.update(step.outputs)
+            shape_steps.add(i)
+    if not shape_steps:
+        return None
+    data = [s for i, s in enumerate(steps) if i not in shape_steps]
+    frontier = {k for s in data for k in s.operands if k in shape_only} | {k for k in results if k in shape_only}
+    last: dict[ValueKey, int] = {}
+    for i, step in enumerate(data):
+        for key in step.operands:
+            last[key] = i
+    keep = set(results)
+    for i, step in enumerate(data):  # outputs no data step reads (ShapeOf's operands, say): at once
+        for key in step.outputs:
+            last.setdefault(key, i)
+    releases: dict[int, list[ValueKey]] = {}
+    for key, i in last.items():
+        if key not in keep:
+            releases.setdefault(i, []).append(key)
+    data_steps = tuple(
+        Step(s.layer_id, s.op, s.sig, s.operands, s.outputs, tuple(releases.get(i, ())), s.expect)
+        for i, s in enumerate(data)
+    )
+    capture = frozenset(i for i in shape_steps if any(k in frontier for k in steps[i].outputs))
+    return Memo(data_steps, frozenset(frontier), capture, {})
 
 
 def _check_output(value: np.ndarray, spec: TensorSpec, step: Step) -> None:
@@ -106,19 +165,44 @@ def run_step(step: Step, args: list[np.ndarray]) -> list[np.ndarray]:
 
 def execute(plan: Plan, specs: dict[ValueKey, TensorSpec], feeds: dict[ValueKey, np.ndarray]) -> list[np.ndarray]:
     """The run loop: a few microseconds per layer (tools/bench_models.py --overhead measures it).
-    Floating-point warnings are off for the whole run (IEEE results, as OpenVINO gives them)."""
+    Floating-point warnings are off for the whole run (IEEE results, as OpenVINO gives them).
+    With a memo, the shape-only values of a feed signature seen before are taken from it."""
     env: dict[ValueKey, np.ndarray] = dict(plan.constants)
     env.update(feeds)
+    memo = plan.memo
+    if memo is None:
+        _run(plan.steps, env, specs)
+        return owned_outputs([env[key] for key in plan.results], plan, feeds)
+    signature = tuple(sorted((k, v.shape, v.dtype.char) for k, v in feeds.items()))
+    hit = memo.cache.get(signature)
+    if hit is not None:
+        env.update(hit[0])
+        _run(memo.data_steps, env, specs)
+        return owned_outputs([env[key] for key in plan.results], plan, feeds, hit[1])
+    captured: dict[ValueKey, np.ndarray] = {}
+    _run(plan.steps, env, specs, memo, captured)
+    roots = frozenset(id(_root(v)) for v in captured.values())
+    if sum(v.nbytes for v in captured.values()) <= MEMO_BYTES:
+        if len(memo.cache) >= MEMO_SIGNATURES:
+            memo.cache.pop(next(iter(memo.cache)), None)
+        memo.cache[signature] = (captured, roots)
+    return owned_outputs([env[key] for key in plan.results], plan, feeds, roots)
+
+
+def _run(steps, env, specs, memo: Memo | None = None, captured: dict | None = None) -> None:
     with np.errstate(all="ignore"):
-        for step in plan.steps:
+        for i, step in enumerate(steps):
             values = run_step(step, [env[k] for k in step.operands])
             for key, value, (dt, shape) in zip(step.outputs, values, step.expect):
                 if value.dtype is not dt or (shape is not None and value.shape != shape):
                     _check_output(value, specs[key], step)
                 env[key] = value
+            if captured is not None and i in memo.capture:
+                for key in step.outputs:
+                    if key in memo.frontier:
+                        captured[key] = env[key]
             for key in step.release:
                 del env[key]
-    return owned_outputs([env[key] for key in plan.results], plan, feeds)
 
 
 def _root(a: np.ndarray):
@@ -127,11 +211,13 @@ def _root(a: np.ndarray):
     return a
 
 
-def owned_outputs(values: list[np.ndarray], plan: Plan, feeds: dict) -> list[np.ndarray]:
-    """The values, each an array no one else holds: a value whose memory belongs to a constant or
-    a feed, to a buffer that is not a numpy array (a memory map), or to another returned value is
-    copied; a fresh result (or a view of one no one else returns) is returned as it is."""
-    external = plan.const_roots | {id(_root(v)) for v in feeds.values()}
+def owned_outputs(values: list[np.ndarray], plan: Plan, feeds: dict, remembered: frozenset = frozenset()
+                  ) -> list[np.ndarray]:
+    """The values, each an array no one else holds: a value whose memory belongs to a constant,
+    a feed or a remembered shape-only value, to a buffer that is not a numpy array (a memory
+    map), or to another returned value is copied; a fresh result (or a view of one no one else
+    returns) is returned as it is."""
+    external = plan.const_roots | remembered | {id(_root(v)) for v in feeds.values()}
     seen: set[int] = set()
     out = []
     for value in values:

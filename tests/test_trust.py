@@ -374,3 +374,34 @@ def test_every_unsupported_layer_named_in_one_error(tmp_path, capsys):
     assert cli("info", xml) == 0
     with pytest.raises(irexec.UnsupportedOpError):
         m.infer({"x": np.ones((2, 3), np.float32)})
+
+
+def _shape_only_model(tmp_path):
+    """y = x + float(arange(rows))[:, None], and the shape of x as an output: the arange, its
+    conversion and the shape depend on x's shape only (remembered per feed signature)."""
+    n = Net("shape_only")
+    x = n.param("x", "f32", (None, 3))
+    shape = n.op("ShapeOf", [x], {"output_type": "i64"}, version="opset3", out_et="i64", out_dims=[2])
+    rows = n.op("Gather", [shape, n.const(np.int64(0)), n.const(np.int64(0))], {"batch_dims": "0"}, version="opset8",
+                out_dims=[])
+    idx = n.op("Range", [n.const(np.int64(0)), rows, n.const(np.int64(1))], {"output_type": "i64"},
+               version="opset4", out_dims=[-1])
+    col = n.op("Unsqueeze", [n.op("Convert", [idx], {"destination_type": "f32"}, out_et="f32", out_dims=[-1]),
+                             n.const(np.int64(1))], out_dims=[-1, 1])
+    n.result(n.op("Add", [x, col], out_dims=[-1, 3]), "y")
+    n.result(shape, "shape")
+    return n.save(tmp_path / "shape_only.xml")
+
+
+def test_values_of_the_feed_shapes_are_remembered_and_stay_the_callers(tmp_path):
+    m = irexec.load(_shape_only_model(tmp_path))
+    assert m._plan.memo is not None and m._plan.memo.data_steps
+    for rows in (4, 2, 4, 7, 2):  # new signatures and remembered ones, interleaved
+        x = np.random.default_rng(rows).random((rows, 3), dtype=np.float32)
+        out = m.infer({"x": x})
+        np.testing.assert_array_equal(out["y"], x + np.arange(rows, dtype=np.float32)[:, None])
+        np.testing.assert_array_equal(out["shape"], [rows, 3])
+        out["shape"][:] = -1  # the caller's own: the remembered shape must not change
+        out["y"][:] = -1
+    assert len(m._plan.memo.cache) == 3
+    np.testing.assert_array_equal(m.infer({"x": np.zeros((7, 3), np.float32)})["shape"], [7, 3])
