@@ -12,6 +12,7 @@ the output.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -165,8 +166,8 @@ def _dense(xp, w, out_sp, strides, dilations, groups=1):
     transposed copy; a 1x1 kernel with unit strides uses the input itself as the columns."""
     n, c = xp.shape[:2]
     kernel = w.shape[2:]
-    m = int(np.prod(out_sp))
-    kk = int(np.prod(kernel))
+    m = math.prod(out_sp)
+    kk = math.prod(kernel)
     pointwise = kk == 1 and all(s == 1 for s in strides) and tuple(xp.shape[2:]) == tuple(out_sp)
     if pointwise:
         cols_all = np.ascontiguousarray(xp).reshape(n, c, m)
@@ -190,12 +191,12 @@ def _depthwise(xp, w, out_sp, strides, dilations):
         from ..kernels import jit
 
         # the kernel: the same products and sums in the same order, without a temporary per tap
-        if jit.use(xp.nbytes, 10e-6 * int(np.prod(kernel))):
+        if jit.use(xp.nbytes, 10e-6 * math.prod(kernel)):
             from ..kernels import conv_loops as k
 
             planes = np.ascontiguousarray(xp).reshape(n * c, *xp.shape[2:])
             out = np.empty((n * c, *out_sp), xp.dtype)
-            jit.parallel_for(k.depthwise2d, n * c, jit.threads_for(out.nbytes * int(np.prod(kernel))), planes,
+            jit.parallel_for(k.depthwise2d, n * c, jit.threads_for(out.nbytes * math.prod(kernel)), planes,
                              np.ascontiguousarray(w), out, c, strides[0], strides[1], dilations[0], dilations[1])
             return out.reshape(n, c, *out_sp)
     acc = np.zeros((n, c, *out_sp), np.float64 if xp.dtype == np.float64 else np.float32)
@@ -217,8 +218,18 @@ class Convolution(_ConvBase):
     def _filter_geometry(self, w_shape):
         return w_shape[0], w_shape[1], tuple(w_shape[2:])
 
+    def _pointwise(self, w) -> bool:
+        """A 1x1 kernel with unit strides and no padding: a matrix product over the channels."""
+        return (all(k == 1 for k in w.shape[2:]) and all(s == 1 for s in self.strides)
+                and (self.auto_pad in ("same_upper", "same_lower")
+                     or (not any(self.pads_begin or ()) and not any(self.pads_end or ()))))
+
     def compute(self, inputs, sig):
         x, w = inputs
+        if x.ndim >= 3 and x.dtype != np.float16 and self._pointwise(w):
+            wm = w.reshape(w.shape[0], w.shape[1]).astype(x.dtype, copy=False)
+            y = np.matmul(wm, x.reshape(x.shape[0], x.shape[1], -1))
+            return [_finish(y.reshape((x.shape[0], w.shape[0]) + x.shape[2:]), sig.outs[0])]
         fast = _kernel_columns(self, x, w.shape[2:])
         if fast is not None:
             return [_finish(_gemm(fast[0], _filters(w, x.dtype), fast[1]), sig.outs[0])]
