@@ -431,16 +431,18 @@ def test_im2col_kernel_gives_the_padded_paths_convolution(kernels, dtype):
     np.testing.assert_array_equal(got, want)
 
 
-def test_swish_and_sigmoid_kernels_match_the_numpy_path(kernels):
-    """float32 Swish (beta 1 and 0.7) and Sigmoid: the same float64 formulas with the vectorized
-    exp, rounded once; equal to the numpy path's bits but for a rare tie, never more than 1 ulp."""
+def test_swish_sigmoid_and_gelu_kernels_match_the_numpy_path(kernels):
+    """float32 Swish (beta 1 and 0.7), Sigmoid and Gelu-erf (Cody's erfc, every interval): the
+    same float64 formulas with the vectorized exp, rounded once; equal to the numpy path's bits
+    but for a rare tie, never more than 1 ulp."""
     x = np.concatenate([R.standard_normal(200_000) * 10, np.linspace(-110, 110, 20_001),
                         [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 88.0, -88.0, -104.0]]).astype(np.float32)
-    runs = [("Sigmoid", "opset1", [x]), ("Swish", "opset4", [x]), ("Swish", "opset4", [x, np.float32(0.7)])]
-    for op, version, inputs in runs:
-        (got,) = run_op(op, version, inputs)
+    runs = [("Sigmoid", "opset1", [x], {}), ("Swish", "opset4", [x], {}), ("Swish", "opset4", [x, np.float32(0.7)], {}),
+            ("Gelu", "opset7", [x], {"approximation_mode": "erf"}), ("Gelu", "opset2", [x], {})]
+    for op, version, inputs, attrs in runs:
+        (got,) = run_op(op, version, inputs, **attrs)
         config.JIT = "never"
-        (want,) = run_op(op, version, inputs)
+        (want,) = run_op(op, version, inputs, **attrs)
         config.JIT = "always"
         assert got.dtype == want.dtype == np.float32
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=op)
