@@ -72,7 +72,9 @@ class _GatherBase(Op):
         b = self._batch_dims()
         b = b + idx.ndim if b < 0 else b
         n = data.shape[a]
-        idx = idx.astype(np.int64)
+        idx = idx.astype(np.int64, copy=False)
+        if b == 0 and idx.size and 0 <= int(idx.min()) and int(idx.max()) < n:  # the common case: two reductions
+            return [np.take(data, idx, axis=a)]
         bad = (idx < -n) | (idx >= n) if self.NEGATIVE else (idx < 0) | (idx >= n)
         zero = None
         if bad.any():
