@@ -438,7 +438,8 @@ def test_swish_sigmoid_and_gelu_kernels_match_the_numpy_path(kernels):
     x = np.concatenate([R.standard_normal(200_000) * 10, np.linspace(-110, 110, 20_001),
                         [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 88.0, -88.0, -104.0]]).astype(np.float32)
     runs = [("Sigmoid", "opset1", [x], {}), ("Swish", "opset4", [x], {}), ("Swish", "opset4", [x, np.float32(0.7)], {}),
-            ("Gelu", "opset7", [x], {"approximation_mode": "erf"}), ("Gelu", "opset2", [x], {})]
+            ("Gelu", "opset7", [x], {"approximation_mode": "erf"}), ("Gelu", "opset2", [x], {}),
+            ("HSwish", "opset4", [x], {}), ("HSigmoid", "opset5", [x], {})]
     for op, version, inputs, attrs in runs:
         (got,) = run_op(op, version, inputs, **attrs)
         config.JIT = "never"

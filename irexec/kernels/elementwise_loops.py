@@ -97,6 +97,37 @@ def gelu_erf(t_lo, t_hi, x, out):
             dst[j] = 0.5 * v * erfc(-v / _SQRT2)
 
 
+@njit(inline="always")
+def _clip06(t):
+    """min(max(t, 0), 6) as np.clip: NaN stays NaN."""
+    return 0.0 if t < 0.0 else (6.0 if t > 6.0 else t)
+
+
+@njit(error_model="numpy")
+def hswish(t_lo, t_hi, x, out):
+    """out = x * clip(x + 3, 0, 6) / 6 in float64 (IEEE, no contraction: the numpy path's bits)."""
+    n = x.size
+    for t in range(t_lo, t_hi):
+        lo = t * BLOCK
+        src = x[lo:min(n, lo + BLOCK)]
+        dst = out[lo:min(n, lo + BLOCK)]
+        for j in range(src.size):
+            v = np.float64(src[j])
+            dst[j] = v * _clip06(v + 3.0) / 6.0
+
+
+@njit(error_model="numpy")
+def hsigmoid(t_lo, t_hi, x, out):
+    """out = clip(x + 3, 0, 6) / 6 in float64."""
+    n = x.size
+    for t in range(t_lo, t_hi):
+        lo = t * BLOCK
+        src = x[lo:min(n, lo + BLOCK)]
+        dst = out[lo:min(n, lo + BLOCK)]
+        for j in range(src.size):
+            dst[j] = _clip06(np.float64(src[j]) + 3.0) / 6.0
+
+
 def run(kernel, x: np.ndarray, *args) -> np.ndarray:
     """kernel over the flat float32 x into a new float32 array of its shape."""
     from . import jit
@@ -112,3 +143,5 @@ def warm() -> None:
     swish(0, 1, x, np.empty_like(x), 1.0)
     sigmoid(0, 1, x, np.empty_like(x))
     gelu_erf(0, 1, x, np.empty_like(x))
+    hswish(0, 1, x, np.empty_like(x))
+    hsigmoid(0, 1, x, np.empty_like(x))

@@ -53,9 +53,10 @@ class Relu(Activation):
 
 
 def _exp_kernels(x: np.ndarray) -> bool:
-    """Whether float32 Swish, Sigmoid and Gelu (erf) take the numba kernels (the same float64
-    formulas with a vectorized exp: libm's exp costs 5-12 ns an element, 70% of EfficientNet's
-    time; Gelu's numpy path makes ~60 array passes per block)."""
+    """Whether float32 Swish, Sigmoid, Gelu (erf), HSwish and HSigmoid take the numba kernels (the
+    same float64 formulas, with a vectorized exp: libm's exp costs 5-12 ns an element, 70% of
+    EfficientNet's time; Gelu's numpy path makes ~60 array passes per block; the hard ones save
+    the float64 round trip's temporaries)."""
     from ..kernels import jit
 
     return x.size > 0 and jit.use(x.nbytes, 5e-6)
@@ -230,6 +231,14 @@ class HSwish(Activation):
     DTYPES = _NUMBERS
     INT = "rint"
 
+    def compute(self, inputs, sig):
+        x = inputs[0]
+        if sig.outs[0] == "f32" and x.dtype == np.float32 and _exp_kernels(x):
+            from ..kernels import elementwise_loops as k
+
+            return [k.run(k.hswish, x)]
+        return super().compute(inputs, sig)
+
     def f(self, x, extra):
         return x * np.clip(x + 3.0, 0.0, 6.0) / 6.0
 
@@ -242,6 +251,14 @@ class HSigmoid(Activation):
     VERSIONS = (5,)
     DTYPES = _NUMBERS
     INT = "rint"
+
+    def compute(self, inputs, sig):
+        x = inputs[0]
+        if sig.outs[0] == "f32" and x.dtype == np.float32 and _exp_kernels(x):
+            from ..kernels import elementwise_loops as k
+
+            return [k.run(k.hsigmoid, x)]
+        return super().compute(inputs, sig)
 
     def f(self, x, extra):
         return np.clip(x + 3.0, 0.0, 6.0) / 6.0
