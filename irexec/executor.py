@@ -57,6 +57,7 @@ class Plan:
     results: tuple[ValueKey, ...]  # the value each Result returns, in Result order
     const_roots: frozenset = frozenset()  # ids of the arrays that own the constants' memory
     memo: Memo | None = None
+    run_steps: tuple[Step, ...] = ()  # `steps` with exact multi-layer patterns fused (irexec.fusion)
 
 
 def make_plan(graph: Graph, found: Inferred) -> Plan:
@@ -97,8 +98,11 @@ def make_plan(graph: Graph, found: Inferred) -> Plan:
     )
     read = {k for s in steps for k in s.operands} | set(results)
     constants = {k: specs[k].value for k in read if specs[k].value is not None}
+    from .fusion import fuse
+
+    run_steps = fuse(steps, specs, results)
     return Plan(steps, constants, results, frozenset(id(_root(v)) for v in constants.values()),
-                _make_memo(steps, specs, results))
+                _make_memo(run_steps, specs, results), run_steps)
 
 
 def _make_memo(steps: tuple[Step, ...], specs, results) -> Memo | None:
@@ -171,7 +175,7 @@ def execute(plan: Plan, specs: dict[ValueKey, TensorSpec], feeds: dict[ValueKey,
     env.update(feeds)
     memo = plan.memo
     if memo is None:
-        _run(plan.steps, env, specs)
+        _run(plan.run_steps or plan.steps, env, specs)
         return owned_outputs([env[key] for key in plan.results], plan, feeds)
     signature = tuple(sorted((k, v.shape, v.dtype.char) for k, v in feeds.items()))
     hit = memo.cache.get(signature)
@@ -180,7 +184,7 @@ def execute(plan: Plan, specs: dict[ValueKey, TensorSpec], feeds: dict[ValueKey,
         _run(memo.data_steps, env, specs)
         return owned_outputs([env[key] for key in plan.results], plan, feeds, hit[1])
     captured: dict[ValueKey, np.ndarray] = {}
-    _run(plan.steps, env, specs, memo, captured)
+    _run(plan.run_steps or plan.steps, env, specs, memo, captured)
     roots = frozenset(id(_root(v)) for v in captured.values())
     if sum(v.nbytes for v in captured.values()) <= MEMO_BYTES:
         if len(memo.cache) >= MEMO_SIGNATURES:

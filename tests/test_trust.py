@@ -405,3 +405,37 @@ def test_values_of_the_feed_shapes_are_remembered_and_stay_the_callers(tmp_path)
         out["y"][:] = -1
     assert len(m._plan.memo.cache) == 3
     np.testing.assert_array_equal(m.infer({"x": np.zeros((7, 3), np.float32)})["shape"], [7, 3])
+
+
+def _rms_model(tmp_path, rows=None):
+    """LLaMA's RMSNorm as OpenVINO writes it, then a MatMul."""
+    n = Net("rms")
+    x = n.param("x", "f32", (rows, 2, 64))
+    p = n.op("Power", [x, n.const(np.float32(2.0))], out_dims=[-1, 2, 64])
+    r = n.op("ReduceMean", [p, n.const(np.array([-1], np.int64))], {"keep_dims": "true"}, out_dims=[-1, 2, 1])
+    a = n.op("Add", [r, n.const(np.float32(1e-6))], out_dims=[-1, 2, 1])
+    s = n.op("Sqrt", [a], out_dims=[-1, 2, 1])
+    d = n.op("Divide", [n.const(np.float32(1.0)), s], out_dims=[-1, 2, 1])
+    m = n.op("Multiply", [x, d], out_dims=[-1, 2, 64])
+    n.result(n.op("MatMul", [m, n.const(np.eye(64, dtype=np.float32)[:, :8])], out_dims=[-1, 2, 8]), "y")
+    return n.save(tmp_path / "rms.xml")
+
+
+@pytest.mark.parametrize("jit_mode", ["never", "always"])
+def test_fused_rms_norm_gives_the_layers_bits(tmp_path, monkeypatch, jit_mode):
+    from irexec import config
+    from irexec.fusion import RMSNorm
+
+    monkeypatch.setattr(config, "JIT", jit_mode)
+    monkeypatch.setattr(config, "SMALL_ELEMENTS", 0)
+    m = irexec.load(_rms_model(tmp_path))
+    assert any(isinstance(s.op, RMSNorm) for s in m._plan.run_steps)
+    assert len(m._plan.run_steps) == len(m._plan.steps) - 5
+    for rows, scale in ((3, 1.0), (50, 1e-3), (7, 1e4)):
+        x = (np.random.default_rng(rows).standard_normal((rows, 2, 64)) * scale).astype(np.float32)
+        fused = m.infer({"x": x})["y"]
+        layers = m.infer({"x": x}, outputs="all")  # the debugging path runs every layer
+        np.testing.assert_array_equal(fused, layers["y"])
+        x64 = x.astype(np.float64)
+        want = x64 / np.sqrt((x64 ** 2).mean(-1, keepdims=True) + 1e-6)
+        np.testing.assert_allclose(fused, want[..., :8], rtol=2e-6)

@@ -10,8 +10,9 @@
   MaxPool/AvgPool 3x3 stride 2 and global, SDPA, ReduceMean over spatial axes), one-op graphs
   built with OpenVINO's opset API; GB/s of input read, against OpenVINO and a streaming-read of
   the same bytes (numpy's sum of the input viewed as int64: the memory limit of one thread).
-- overhead: the run loop's cost per layer on the 325-layer LLaMA of the zoo (infer time minus the
-  layers' own compute time, from `Model.profile`) and on a 300-layer elementwise chain.
+- overhead: the run loop's cost per layer on the 325-layer LLaMA of the zoo (the plain run over
+  every layer, no remembered shape values or fused steps, minus the layers' own compute time from
+  `Model.profile`) and on a 300-layer elementwise chain; then `Model.infer` on LLaMA as it runs.
 - memory: peak resident memory of a fresh `irexec run` process against a fresh OpenVINO
   read-compile-infer process, per zoo model.
 """
@@ -141,16 +142,29 @@ def bench_ops(rounds: int) -> None:
 
 
 def bench_overhead() -> None:
+    import dataclasses
+
+    from irexec.executor import execute
+    from irexec.kernels import jit
+
+    jit.load(full=True)  # the steady state, as in the models table
     m = irexec.load(ZOO / "llama.xml")
     feeds = _zoo_inputs("llama")
+    # the run loop over every layer (no remembered shape values, no fused steps), against the
+    # same layers' compute times from Model.profile
+    plain = dataclasses.replace(m._plan, memo=None, run_steps=m._plan.steps)
+    fed = m._feeds(feeds)
     for _ in range(20):
-        m.infer(feeds)
-    total = _median_time(lambda: m.infer(feeds), 200)
+        execute(plain, m.specs, fed)
+    total = _median_time(lambda: execute(plain, m.specs, fed), 200)
     prof = [sum(t for _, t in m.profile(feeds)) for _ in range(50)]
     steps = len(m._plan.steps)
     print(f"LLaMA (zoo, {len(m.graph.layers)} layers, {steps} executed): infer {total * 1e3:.3f} ms, layers' own "
           f"compute {np.median(prof) * 1e3:.3f} ms, run-loop overhead {(total - np.median(prof)) / steps * 1e6:.2f} "
           f"us per executed layer")
+    fast = _median_time(lambda: m.infer(feeds), 200)
+    print(f"  Model.infer as it runs (shape values remembered, {len(m._plan.steps) - len(m._plan.run_steps)} layers "
+          f"fused away): {fast * 1e3:.3f} ms")
     from irbuild import Net
 
     with tempfile.TemporaryDirectory() as d:

@@ -219,6 +219,35 @@ def group_norm_rows(t_lo, t_hi, x, out, eps, scale, bias):
                 dst[j] = ((np.float64(xc[j]) - mean) * inv) * a + b
 
 
+@njit(fastmath={"reassoc", "nsz"}, error_model="numpy")
+def _sum_of_squares(row):
+    """sum of float64(float32(x*x)): only this sum is reassociated (to vectorize)."""
+    s = 0.0
+    for j in range(row.size):
+        p = row[j] * row[j]
+        s += np.float64(p)
+    return s
+
+
+@njit(error_model="numpy")
+def rms_norm_rows(t_lo, t_hi, x, out, eps):
+    """The fused RMSNorm (irexec.fusion) over float32 rows: x*x, the float64 sum, the mean, + eps,
+    sqrt, 1/s and x*d each rounded to float32 as the six layers round them (IEEE: no
+    contraction, no reciprocal folding outside the sum)."""
+    n = x.shape[1]
+    for r in range(t_lo, t_hi):
+        row = x[r]
+        s = _sum_of_squares(row)
+        m = np.float32(s / n)
+        # each step rounded to float32 explicitly (numba's sqrt of a float32 is a float64; its
+        # rounding to float32 is the correctly rounded float32 sqrt)
+        root = np.float32(np.sqrt(np.float32(m + eps)))
+        d = np.float32(np.float32(1.0) / root)
+        dst = out[r]
+        for j in range(n):
+            dst[j] = row[j] * d
+
+
 def warm() -> None:
     for dt in (np.float32, np.float64):
         x = np.ones((2, 8), dt)
@@ -227,3 +256,5 @@ def warm() -> None:
         normalize_rows(0, 2, x, out, 1e-5, True, True)
         group_norm_rows(0, 2, x.reshape(2, 2, 4), out.reshape(2, 2, 4), 1e-5, np.ones((2, 2)), np.zeros((2, 2)))
         attention_softmax_rows(0, 2, x, out, 0.5, True, 2)
+    x = np.ones((2, 8), np.float32)
+    rms_norm_rows(0, 2, x, np.empty_like(x), np.float32(1e-6))

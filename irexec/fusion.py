@@ -1,0 +1,133 @@
+"""Exact patterns of several layers run as one step (the plan's `run_steps`; debugging tools
+run the layers one by one, so every layer's value stays visible there).
+
+RMSNorm, as OpenVINO converts LLaMA's and T5's `x * rsqrt(mean(x^2) + eps)`:
+
+    Power(x, 2) -> ReduceMean(last axis, keep_dims) -> Add(eps) -> Sqrt -> Divide(1, .) -> Multiply(x, .)
+
+all float32, every intermediate read by the next layer only. The fused step computes what the
+six layers compute, rounding where they round (x*x, the mean, + eps, sqrt, 1/s and x*d each to
+float32; the mean's sum in float64): the same bits, but for the last bit of a float64 sum whose
+order differs (as the unfused ReduceMean's numpy and kernel paths already differ), which moves
+the float32 mean only when it sits within 2^-53 of a rounding tie.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .ops.base import Sig
+
+
+class RMSNorm:
+    """The fused step's op: x (..., n) float32 -> x / sqrt(mean(x^2, last axis) + eps)."""
+
+    TYPE = "RMSNorm (fused)"
+    FOLDABLE = False
+
+    def __init__(self, eps: np.float32, where: str, layers: tuple[int, ...]):
+        self.eps = np.float32(eps)
+        self.where = where
+        self.layers = layers  # the fused layers' ids, in order
+
+    def compute(self, inputs, sig):
+        x = inputs[0]
+        if x.ndim == 0 or x.shape[-1] == 0 or x.size == 0:
+            return [self._numpy(x)]
+        from .kernels import jit
+
+        if jit.use(x.nbytes, 60e-6):
+            from .kernels import normalize_loops as k
+
+            rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
+            out = np.empty_like(rows)
+            jit.parallel_for(k.rms_norm_rows, rows.shape[0], jit.threads_for(rows.nbytes, 2.0), rows, out, self.eps)
+            return [out.reshape(x.shape)]
+        return [self._numpy(x)]
+
+    def _numpy(self, x):
+        from .kernels.reduce import reduce_array
+
+        with np.errstate(all="ignore"):
+            p = x * x
+            m = reduce_array(p, (x.ndim - 1,), "mean", True, "f32") if x.ndim else p
+            d = np.float32(1) / np.sqrt(m + self.eps)
+            return x * d
+
+
+def _scalar(specs, key, value: float) -> bool:
+    v = specs[key].value
+    return v is not None and np.asarray(v).size == 1 and float(np.asarray(v).reshape(-1)[0]) == value
+
+
+def fuse(steps: tuple, specs, results) -> tuple:
+    """The steps with every exact RMSNorm chain replaced by one step at the Multiply's place."""
+    from .executor import Step
+
+    producer = {}
+    readers: dict = {}
+    for i, s in enumerate(steps):
+        for key in s.outputs:
+            producer[key] = i
+        for key in s.operands:
+            readers[key] = readers.get(key, 0) + 1
+    for key in results:
+        readers[key] = readers.get(key, 0) + 1
+
+    def only(key, type_):
+        """The step producing `key` if it is a `type_` layer whose float32 result only one step reads."""
+        i = producer.get(key)
+        if i is None or readers.get(key) != 1:
+            return None
+        s = steps[i]
+        if s.op is None or s.op.TYPE != type_ or s.sig is None or s.sig.outs != ("f32",) or key != s.outputs[0]:
+            return None
+        if getattr(s.op, "auto_broadcast", "numpy") != "numpy":
+            return None
+        return i
+
+    replace: dict[int, object] = {}
+    drop: set[int] = set()
+    for m_i, m in enumerate(steps):
+        if m.op is None or m.op.TYPE != "Multiply" or m.sig is None or m.sig.outs != ("f32",) or len(m.operands) != 2:
+            continue
+        if getattr(m.op, "auto_broadcast", "numpy") != "numpy":
+            continue
+        for x_key, d_key in (m.operands, m.operands[::-1]):
+            d_i = only(d_key, "Divide")
+            if d_i is None or not _scalar(specs, steps[d_i].operands[0], 1.0):
+                continue
+            s_i = only(steps[d_i].operands[1], "Sqrt")
+            if s_i is None:
+                continue
+            a_i = only(steps[s_i].operands[0], "Add")
+            if a_i is None:
+                continue
+            a_ops = steps[a_i].operands
+            r_key, eps_key = (a_ops[0], a_ops[1]) if specs[a_ops[1]].value is not None else (a_ops[1], a_ops[0])
+            eps = specs[eps_key].value
+            if eps is None or np.asarray(eps).size != 1 or specs[eps_key].dtype != "f32":
+                continue
+            r_i = only(r_key, "ReduceMean")
+            if r_i is None or not steps[r_i].op.keep_dims:
+                continue
+            axes = specs[steps[r_i].operands[1]].value
+            rank = None if specs[x_key].shape is None else len(specs[x_key].shape)
+            if axes is None or rank is None or [int(a) % rank for a in np.asarray(axes).reshape(-1)] != [rank - 1]:
+                continue
+            p_i = only(steps[r_i].operands[0], "Power")
+            if p_i is None or steps[p_i].operands[0] != x_key or not _scalar(specs, steps[p_i].operands[1], 2.0):
+                continue
+            if specs[x_key].dtype != "f32":
+                continue
+            chain = (p_i, r_i, a_i, s_i, d_i, m_i)
+            inner = {k for i in chain[:-1] for k in steps[i].outputs}
+            release = tuple(dict.fromkeys(k for i in chain for k in steps[i].release if k not in inner))
+            op = RMSNorm(np.asarray(eps, np.float32).reshape(-1)[0], m.op.where, tuple(steps[i].layer_id for i in chain))
+            replace[m_i] = Step(m.layer_id, op, Sig(("f32",), ("f32",), m.sig.static), (x_key,), m.outputs, release,
+                                m.expect)
+            drop.update(chain[:-1])
+            break
+    if not replace:
+        return steps
+    return tuple(replace.get(i, s) for i, s in enumerate(steps) if i not in drop)
