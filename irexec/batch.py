@@ -347,19 +347,6 @@ def complete(path: Path, names: list[str]) -> bool:
         return False
 
 
-def _out_dir(text: str) -> Path:
-    p = Path(text).absolute()
-    if p.exists() and not p.is_dir():
-        raise UsageError(f"--out {text!r} is not a folder")
-    try:
-        p.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"--out {text!r}: {e.strerror}") from None
-    if not os.access(p, os.W_OK):
-        raise UsageError(f"--out {text!r} is not writable")
-    return p
-
-
 def _load_options(args, model) -> LoadOptions:
     shapes = []
     for spec in getattr(args, "shape", None) or []:  # already checked by cli._load
@@ -408,7 +395,7 @@ def cmd_batch(args) -> int:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
         raise UsageError(NEEDS_DASK) from None
-    from .cli import _emit_json, _load, _warn_dangling
+    from .cli import _emit_json, _load, _warn_dangling, ensure_folder
 
     if args.scheduler and (args.workers or args.threads_per_worker != 1):
         raise UsageError("--workers and --threads-per-worker size a local cluster; with --scheduler the "
@@ -417,7 +404,7 @@ def cmd_batch(args) -> int:
     _warn_dangling(model)
     names = [o.name for o in model.outputs]
     samples = expand_inputs(args.inputs)
-    out_dir = _out_dir(args.out)
+    out_dir = ensure_folder(args.out, "--out")
     stems: dict[str, str] = {}
     for s in samples:
         stem = _stem(s)

@@ -257,14 +257,19 @@ def write_outputs(path: str, outputs: dict) -> None:
         raise UsageError(f"cannot write the outputs to {path!r}: {e.strerror or e}") from None
 
 
-def _check_dump_dir(folder: str) -> None:
-    p = Path(folder)
+def ensure_folder(folder: str, option: str) -> Path:
+    """The folder an option names, created if missing; a usage error when it is a file or
+    cannot be made or written."""
+    p = Path(folder).absolute()
     if p.exists() and not p.is_dir():
-        raise UsageError(f"--dump {folder!r} is not a folder")
+        raise UsageError(f"{option} {folder!r} is not a folder")
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise UsageError(f"--dump {folder!r}: {e.strerror}") from None
+        raise UsageError(f"{option} {folder!r}: {e.strerror}") from None
+    if not os.access(p, os.W_OK):
+        raise UsageError(f"{option} {folder!r} is not writable")
+    return p
 
 
 def _dump(model: Model, feeds: dict, folder: str, pattern: str | None) -> None:
@@ -304,7 +309,7 @@ def cmd_run(args) -> int:
         check_output_path(args.output, len(model.outputs))
     feeds = _gather_feeds(model, args.input or [], args.seed)
     if args.dump or args.dump_layers:
-        _check_dump_dir(args.dump or "dump")
+        ensure_folder(args.dump or "dump", "--dump")
     t0 = time.perf_counter()
     outputs = model.infer(feeds)
     elapsed = time.perf_counter() - t0

@@ -17,14 +17,19 @@ BLOCK = 1 << 14
 _FM = {"contract", "nsz", "arcp"}  # no reassoc: vexp's steps stay in order
 
 
+@njit(inline="always")
+def _block(x, out, t):
+    """Task t's elements of x and out."""
+    lo = t * BLOCK
+    hi = min(x.size, lo + BLOCK)
+    return x[lo:hi], out[lo:hi]
+
+
 @njit(fastmath=_FM, error_model="numpy")  # no ZeroDivisionError branch: it stops the vectorizer
 def swish(t_lo, t_hi, x, out, beta):
     """out = x / (1 + exp(-beta x))."""
-    n = x.size
     for t in range(t_lo, t_hi):
-        lo = t * BLOCK
-        src = x[lo:min(n, lo + BLOCK)]
-        dst = out[lo:min(n, lo + BLOCK)]
+        src, dst = _block(x, out, t)
         for j in range(src.size):
             v = np.float64(src[j])
             dst[j] = v / (1.0 + vexp(-beta * v))
@@ -33,11 +38,8 @@ def swish(t_lo, t_hi, x, out, beta):
 @njit(fastmath=_FM, error_model="numpy")  # no ZeroDivisionError branch: it stops the vectorizer
 def sigmoid(t_lo, t_hi, x, out):
     """out = 1 / (1 + e) for x >= 0, e / (1 + e) otherwise, e = exp(-|x|); NaN stays NaN."""
-    n = x.size
     for t in range(t_lo, t_hi):
-        lo = t * BLOCK
-        src = x[lo:min(n, lo + BLOCK)]
-        dst = out[lo:min(n, lo + BLOCK)]
+        src, dst = _block(x, out, t)
         for j in range(src.size):
             v = np.float64(src[j])
             e = vexp(-abs(v))
@@ -87,11 +89,8 @@ def erfc(v):
 @njit(fastmath=_FM, error_model="numpy")
 def gelu_erf(t_lo, t_hi, x, out):
     """out = 0.5 x erfc(-x / sqrt 2) (Gelu-2/7's erf mode, as the numpy path computes it)."""
-    n = x.size
     for t in range(t_lo, t_hi):
-        lo = t * BLOCK
-        src = x[lo:min(n, lo + BLOCK)]
-        dst = out[lo:min(n, lo + BLOCK)]
+        src, dst = _block(x, out, t)
         for j in range(src.size):
             v = np.float64(src[j])
             dst[j] = 0.5 * v * erfc(-v / _SQRT2)
@@ -106,11 +105,8 @@ def _clip06(t):
 @njit(error_model="numpy")
 def hswish(t_lo, t_hi, x, out):
     """out = x * clip(x + 3, 0, 6) / 6 in float64 (IEEE, no contraction: the numpy path's bits)."""
-    n = x.size
     for t in range(t_lo, t_hi):
-        lo = t * BLOCK
-        src = x[lo:min(n, lo + BLOCK)]
-        dst = out[lo:min(n, lo + BLOCK)]
+        src, dst = _block(x, out, t)
         for j in range(src.size):
             v = np.float64(src[j])
             dst[j] = v * _clip06(v + 3.0) / 6.0
@@ -119,11 +115,8 @@ def hswish(t_lo, t_hi, x, out):
 @njit(error_model="numpy")
 def hsigmoid(t_lo, t_hi, x, out):
     """out = clip(x + 3, 0, 6) / 6 in float64."""
-    n = x.size
     for t in range(t_lo, t_hi):
-        lo = t * BLOCK
-        src = x[lo:min(n, lo + BLOCK)]
-        dst = out[lo:min(n, lo + BLOCK)]
+        src, dst = _block(x, out, t)
         for j in range(src.size):
             dst[j] = _clip06(np.float64(src[j]) + 3.0) / 6.0
 
