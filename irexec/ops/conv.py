@@ -116,12 +116,9 @@ class _ConvBase(Op):
         return xp, out_sp
 
 
-def _kernel_columns(op, x, kernel):
-    """(columns (N, C*K, M), output dims) of a 2-D convolution with pads >= 0 by the numba
-    im2col straight from the unpadded input (one call instead of a padded copy and a slice copy
-    per tap), or None when the kernels are not loaded or the case is not that one."""
-    if len(kernel) != 2 or x.dtype not in (np.float32, np.float64) or x.ndim != 4 or not x.size:
-        return None
+def _im2col_geometry(op, x, kernel):
+    """(pads, output dims) when the im2col kernel serves this convolution (pads >= 0, not 1x1
+    pointwise), else None."""
     pads = _pads(op, x.shape[2:], kernel)
     if any(b < 0 or e < 0 for b, e in pads):
         return None
@@ -130,6 +127,25 @@ def _kernel_columns(op, x, kernel):
     if any(o <= 0 for o in out_sp) or (all(k == 1 for k in kernel) and all(b == 0 and e == 0 for b, e in pads)
                                        and all(s == 1 for s in op.strides)):
         return None  # pointwise: the input is its own columns
+    return pads, out_sp
+
+
+def _kernel_columns(op, x, kernel):
+    """(columns (N, C*K, M), output dims) of a 2-D convolution with pads >= 0 by the numba
+    im2col straight from the unpadded input (one call instead of a padded copy and a slice copy
+    per tap), or None when the kernels are not loaded or the case is not that one."""
+    if len(kernel) != 2 or x.dtype not in (np.float32, np.float64) or x.ndim != 4 or not x.size:
+        return None
+    shapes = op.__dict__.setdefault("_geometry_cache", {})  # (input, kernel) -> (pads, out) or None
+    key = (x.shape, tuple(kernel))
+    geometry = shapes.get(key, False)
+    if geometry is False:
+        geometry = _im2col_geometry(op, x, kernel)
+        if len(shapes) < 64:
+            shapes[key] = geometry
+    if geometry is None:
+        return None
+    pads, out_sp = geometry
     from ..kernels import jit
 
     n, c = x.shape[:2]
