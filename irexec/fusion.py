@@ -1,6 +1,10 @@
 """Exact patterns of several layers run as one step (the plan's `run_steps`; debugging tools
 run the layers one by one, so every layer's value stays visible there).
 
+A ReLU whose input only it reads (from a Convolution, GroupConvolution, MatMul or Add) is
+applied in place on that layer's fresh float32 result: the same np.maximum, one dispatch and
+one array fewer.
+
 RMSNorm, as OpenVINO converts LLaMA's and T5's `x * rsqrt(mean(x^2) + eps)`:
 
     Power(x, 2) -> ReduceMean(last axis, keep_dims) -> Add(eps) -> Sqrt -> Divide(1, .) -> Multiply(x, .)
@@ -53,6 +57,30 @@ class RMSNorm:
             m = reduce_array(p, (x.ndim - 1,), "mean", True, "f32") if x.ndim else p
             d = np.float32(1) / np.sqrt(m + self.eps)
             return x * d
+
+
+class ThenRelu:
+    """A layer whose only reader is a ReLU, with the ReLU applied in place on its fresh result:
+    the same np.maximum as the ReLU layer, without its dispatch and its array."""
+
+    TYPE = "ReLU after"
+    FOLDABLE = False
+
+    def __init__(self, op, sig: Sig, relu_layer: int):
+        self.op = op
+        self.inner_sig = sig
+        self.where = op.where
+        self.layers = (relu_layer,)
+
+    def compute(self, inputs, sig):
+        (y,) = self.op.compute(inputs, self.inner_sig)
+        zero = y.dtype.type(0)
+        if y.base is None and y.flags.writeable and y.flags.owndata:
+            return [np.maximum(y, zero, out=y)]
+        return [np.maximum(y, zero)]
+
+
+RELU_PRODUCERS = ("Convolution", "GroupConvolution", "MatMul", "Add")
 
 
 def _scalar(specs, key, value: float) -> bool:
@@ -128,6 +156,40 @@ def fuse(steps: tuple, specs, results) -> tuple:
                                 m.expect)
             drop.update(chain[:-1])
             break
+    steps = tuple(replace.get(i, s) for i, s in enumerate(steps) if i not in drop) if replace else steps
+    return _fuse_relu(steps, results)
+
+
+def _fuse_relu(steps: tuple, results) -> tuple:
+    """Convolution, GroupConvolution, MatMul or Add (float32, one output) read only by a ReLU:
+    one step at the producer's place."""
+    from .executor import Step
+
+    producer = {k: i for i, s in enumerate(steps) for k in s.outputs}
+    readers: dict = {}
+    for s in steps:
+        for key in s.operands:
+            readers[key] = readers.get(key, 0) + 1
+    for key in results:
+        readers[key] = readers.get(key, 0) + 1
+    replace, drop = {}, set()
+    for r_i, r in enumerate(steps):
+        if r.op is None or r.op.TYPE != "ReLU" or r.sig is None or r.sig.outs != ("f32",):
+            continue
+        key = r.operands[0]
+        p_i = producer.get(key)
+        if p_i is None or readers.get(key) != 1 or p_i in drop or p_i in replace:
+            continue
+        p = steps[p_i]
+        if (p.op is None or p.op.TYPE not in RELU_PRODUCERS or len(p.outputs) != 1 or p.sig is None
+                or p.sig.outs != ("f32",)):
+            continue
+        # at the producer's place: its operands may die before the ReLU's place, while the
+        # ReLU's readers all come after the producer
+        release = tuple(dict.fromkeys(k for k in p.release + r.release if k != key))
+        replace[p_i] = Step(r.layer_id, ThenRelu(p.op, p.sig, r.layer_id), Sig(p.sig.ins, r.sig.outs, r.sig.static),
+                            p.operands, r.outputs, release, r.expect)
+        drop.add(r_i)
     if not replace:
         return steps
     return tuple(replace.get(i, s) for i, s in enumerate(steps) if i not in drop)

@@ -64,3 +64,22 @@ def test_zoo_model_runs_from_the_command_line(name, tmp_path):
                            "-o", str(tmp_path / "out.npz")], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v3", "llama", "t5"])
+@pytest.mark.parametrize("jit_mode", ["never", "always"])
+def test_fused_steps_give_the_layer_by_layer_bits(name, jit_mode, monkeypatch):
+    """The plan's fused steps (RMSNorm chains, ReLU after its producer) and remembered shape
+    values against `infer(outputs="all")`, which runs every layer one by one: the same bits."""
+    from irexec import config
+    from irexec.fusion import RMSNorm, ThenRelu
+
+    monkeypatch.setattr(config, "JIT", jit_mode)
+    ins, _, _ = _data(name)
+    m = irexec.load(ZOO / f"{name}.xml")
+    assert any(isinstance(s.op, (RMSNorm, ThenRelu)) for s in m._plan.run_steps)
+    for _ in range(2):  # the second run takes the remembered shape values
+        fused = m.infer(ins)
+        layers = m.infer(ins, outputs="all")
+        for key, value in fused.items():
+            np.testing.assert_array_equal(value, layers[key], err_msg=f"{name} {key}")
