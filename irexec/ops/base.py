@@ -96,6 +96,22 @@ class Op:
         raise NotImplementedError
 
     # helpers for subclasses
+    REMEMBERED = 64  # facts an op keeps per kind (input shapes seen by one layer are few)
+
+    def remembered(self, kind: str, key, compute):
+        """compute(), remembered per `key` for this layer: run-time facts that depend only on
+        operand shapes (a reshape's result shape, a convolution's geometry, a broadcast that
+        passed its check). Deterministic, so threads racing on a miss store the same value."""
+        table = self.__dict__.setdefault("_remembered", {}).setdefault(kind, {})
+        try:
+            return table[key]
+        except KeyError:
+            pass
+        value = compute()
+        if len(table) < self.REMEMBERED:
+            table[key] = value
+        return value
+
     def check_output(self, shape, et: str, sig: Sig) -> None:
         """Refuse, before allocating, an output whose size is only known at run time (a static
         output was checked at load)."""

@@ -136,13 +136,7 @@ def _kernel_columns(op, x, kernel):
     per tap), or None when the kernels are not loaded or the case is not that one."""
     if len(kernel) != 2 or x.dtype not in (np.float32, np.float64) or x.ndim != 4 or not x.size:
         return None
-    shapes = op.__dict__.setdefault("_geometry_cache", {})  # (input, kernel) -> (pads, out) or None
-    key = (x.shape, tuple(kernel))
-    geometry = shapes.get(key, False)
-    if geometry is False:
-        geometry = _im2col_geometry(op, x, kernel)
-        if len(shapes) < 64:
-            shapes[key] = geometry
+    geometry = op.remembered("im2col", (x.shape, tuple(kernel)), lambda: _im2col_geometry(op, x, kernel))
     if geometry is None:
         return None
     pads, out_sp = geometry

@@ -133,16 +133,16 @@ class Broadcasting(Op):
         if sig.static:
             return
         shapes = tuple(a.shape for a in arrays)
-        checked = self.__dict__.setdefault("_checked_shapes", set())
-        if shapes in checked:  # these operand shapes passed before (the limits do not change)
-            return
+        self.remembered("checked", (shapes, sig.outs[0]), lambda: self._check_shapes(shapes, sig))
+
+    def _check_shapes(self, shapes, sig) -> bool:
+        """The run-time check (raises); remembered once passed: the limits do not change."""
         try:
             shape = self.result_shape(list(shapes))
         except ShapeInferenceError as e:
             raise ExecutionError(e.message, self.where) from None
         self.check_output(shape, sig.outs[0], sig)
-        if len(checked) < 64:
-            checked.add(shapes)
+        return True
 
 
 class Binary(Broadcasting):

@@ -169,19 +169,8 @@ class Reshape(Op):
     def compute(self, inputs, sig):
         data, target = inputs
         key = (data.shape, target.dtype.char, target.tobytes())
-        shape = self._shapes.get(key)  # the same input shape and target: the same result shape
-        if shape is None:
-            shape = tuple(self._target(data.shape, target))
-            if len(self._shapes) < 64:
-                self._shapes[key] = shape
+        shape = self.remembered("shape", key, lambda: tuple(self._target(data.shape, target)))
         return [data.reshape(shape)]
-
-    @property
-    def _shapes(self) -> dict:
-        cache = self.__dict__.get("_shape_cache")
-        if cache is None:
-            cache = self.__dict__.setdefault("_shape_cache", {})
-        return cache
 
 
 def _ints_of(op: Op, spec: TensorSpec, what: str):
