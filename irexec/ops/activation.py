@@ -33,10 +33,33 @@ _NUMBERS = NUMERIC_TYPES - SUB_BYTE_TYPES
 
 
 class Activation(Unary):
-    """Float inputs only unless a subclass says otherwise; float math in float64."""
+    """Float inputs only unless a subclass says otherwise; float math in float64. KERNEL names
+    the numba kernel of `kernels/elementwise_loops.py` that float32 inputs take once the
+    kernels are loaded: the same float64 formula (a vectorized exp where there is one), rounded
+    once; libm's exp costs 5-12 ns an element (70% of EfficientNet's time), Gelu's numpy path
+    makes ~60 array passes per block, the hard ones save the float64 round trip's temporaries."""
 
     DTYPES = FLOAT_TYPES
     F64 = True
+    KERNEL: str | None = None
+
+    def kernel(self) -> str | None:
+        return self.KERNEL
+
+    def kernel_args(self, inputs) -> tuple:
+        return ()
+
+    def compute(self, inputs, sig):
+        x = inputs[0]
+        name = self.kernel()
+        if name is not None and sig.outs[0] == "f32" and x.dtype == np.float32 and x.size:
+            from ..kernels import jit
+
+            if jit.use(x.nbytes, 5e-6):
+                from ..kernels import elementwise_loops as k
+
+                return [k.run(getattr(k, name), x, *self.kernel_args(inputs))]
+        return super().compute(inputs, sig)
 
 
 @register
@@ -50,16 +73,6 @@ class Relu(Activation):
 
     def f(self, x, extra):
         return np.maximum(x, x.dtype.type(0))
-
-
-def _exp_kernels(x: np.ndarray) -> bool:
-    """Whether float32 Swish, Sigmoid, Gelu (erf), HSwish and HSigmoid take the numba kernels (the
-    same float64 formulas, with a vectorized exp: libm's exp costs 5-12 ns an element, 70% of
-    EfficientNet's time; Gelu's numpy path makes ~60 array passes per block; the hard ones save
-    the float64 round trip's temporaries)."""
-    from ..kernels import jit
-
-    return x.size > 0 and jit.use(x.nbytes, 5e-6)
 
 
 def _int_bound(value: float, rounding, info) -> int:
@@ -131,13 +144,8 @@ class Gelu2(Activation):
     VERSIONS = (2,)
     approximation_mode = "erf"
 
-    def compute(self, inputs, sig):
-        x = inputs[0]
-        if self.approximation_mode == "erf" and sig.outs[0] == "f32" and x.dtype == np.float32 and _exp_kernels(x):
-            from ..kernels import elementwise_loops as k
-
-            return [k.run(k.gelu_erf, x)]
-        return super().compute(inputs, sig)
+    def kernel(self):
+        return "gelu_erf" if self.approximation_mode == "erf" else None
 
     def f(self, x, extra):
         if self.approximation_mode == "tanh":
@@ -162,14 +170,7 @@ class Sigmoid(Activation):
     TYPE = "Sigmoid"
     DTYPES = _NUMBERS
     INT = "native"
-
-    def compute(self, inputs, sig):
-        x = inputs[0]
-        if sig.outs[0] == "f32" and x.dtype == np.float32 and _exp_kernels(x):
-            from ..kernels import elementwise_loops as k
-
-            return [k.run(k.sigmoid, x)]
-        return super().compute(inputs, sig)
+    KERNEL = "sigmoid"
 
     def f(self, x, extra):
         if x.dtype.kind in "iu":
@@ -197,6 +198,10 @@ class Swish(Activation):
     TYPE = "Swish"
     VERSIONS = (4,)
     INPUTS = (1, 2)
+    KERNEL = "swish"
+
+    def kernel_args(self, inputs):
+        return (float(np.asarray(inputs[1], np.float64).reshape(())) if len(inputs) > 1 else 1.0,)
 
     def infer(self, inputs):
         if len(inputs) == 2:
@@ -207,15 +212,6 @@ class Swish(Activation):
                 raise ShapeInferenceError(f"beta must be a scalar (rank 0), got shape {format_shape(beta.shape)}",
                                           self.where)
         return super().infer(inputs[:1])
-
-    def compute(self, inputs, sig):
-        x = inputs[0]
-        if sig.outs[0] == "f32" and x.dtype == np.float32 and _exp_kernels(x):
-            from ..kernels import elementwise_loops as k
-
-            beta = float(np.asarray(inputs[1], np.float64).reshape(())) if len(inputs) > 1 else 1.0
-            return [k.run(k.swish, x, beta)]
-        return super().compute(inputs, sig)
 
     def f(self, x, extra):
         beta = np.asarray(extra[0], np.float64).reshape(()) if extra else 1.0
@@ -230,14 +226,7 @@ class HSwish(Activation):
     VERSIONS = (4,)
     DTYPES = _NUMBERS
     INT = "rint"
-
-    def compute(self, inputs, sig):
-        x = inputs[0]
-        if sig.outs[0] == "f32" and x.dtype == np.float32 and _exp_kernels(x):
-            from ..kernels import elementwise_loops as k
-
-            return [k.run(k.hswish, x)]
-        return super().compute(inputs, sig)
+    KERNEL = "hswish"
 
     def f(self, x, extra):
         return x * np.clip(x + 3.0, 0.0, 6.0) / 6.0
@@ -251,14 +240,7 @@ class HSigmoid(Activation):
     VERSIONS = (5,)
     DTYPES = _NUMBERS
     INT = "rint"
-
-    def compute(self, inputs, sig):
-        x = inputs[0]
-        if sig.outs[0] == "f32" and x.dtype == np.float32 and _exp_kernels(x):
-            from ..kernels import elementwise_loops as k
-
-            return [k.run(k.hsigmoid, x)]
-        return super().compute(inputs, sig)
+    KERNEL = "hsigmoid"
 
     def f(self, x, extra):
         return np.clip(x + 3.0, 0.0, 6.0) / 6.0
