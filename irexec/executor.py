@@ -68,18 +68,8 @@ def make_plan(graph: Graph, found: Inferred) -> Plan:
         and not all(specs[(lid, i)].value is not None for i in range(len(graph.layers[lid].outputs)))
     ]
     results = tuple(graph.operands[r][0] for r in graph.results)
-    last: dict[ValueKey, int] = {}
-    for i, lid in enumerate(run):
-        for key in graph.operands[lid]:
-            last[key] = i
-    keep = set(results)
-    for i, lid in enumerate(run):  # outputs nothing reads (MaxPool's unused indices): at once
-        for j in range(len(graph.layers[lid].outputs)):
-            last.setdefault((lid, j), i)
-    releases: dict[int, list[ValueKey]] = {}
-    for key, i in last.items():
-        if key not in keep:
-            releases.setdefault(i, []).append(key)
+    releases = _releases([(graph.operands[lid], [(lid, j) for j in range(len(graph.layers[lid].outputs))])
+                          for lid in run], results)
 
     def expect(key):
         spec = specs[key]
@@ -105,6 +95,25 @@ def make_plan(graph: Graph, found: Inferred) -> Plan:
                 _make_memo(run_steps, specs, results), run_steps)
 
 
+def _releases(steps, results) -> dict[int, list[ValueKey]]:
+    """Per step index, the values whose last use it is: the last reader of each value, or its
+    producer when nothing reads it (MaxPool's unused indices, ShapeOf's operand once the shape
+    is remembered). `steps` are (operands, outputs) pairs; results are kept."""
+    last: dict[ValueKey, int] = {}
+    for i, (operands, _) in enumerate(steps):
+        for key in operands:
+            last[key] = i
+    for i, (_, outputs) in enumerate(steps):
+        for key in outputs:
+            last.setdefault(key, i)
+    keep = set(results)
+    releases: dict[int, list[ValueKey]] = {}
+    for key, i in last.items():
+        if key not in keep:
+            releases.setdefault(i, []).append(key)
+    return releases
+
+
 def _make_memo(steps: tuple[Step, ...], specs, results) -> Memo | None:
     """Which steps compute from the feeds' shapes only, and the schedule of the others."""
     shape_only: set[ValueKey] = set()
@@ -119,18 +128,7 @@ def _make_memo(steps: tuple[Step, ...], specs, results) -> Memo | None:
         return None
     data = [s for i, s in enumerate(steps) if i not in shape_steps]
     frontier = {k for s in data for k in s.operands if k in shape_only} | {k for k in results if k in shape_only}
-    last: dict[ValueKey, int] = {}
-    for i, step in enumerate(data):
-        for key in step.operands:
-            last[key] = i
-    keep = set(results)
-    for i, step in enumerate(data):  # outputs no data step reads (ShapeOf's operands, say): at once
-        for key in step.outputs:
-            last.setdefault(key, i)
-    releases: dict[int, list[ValueKey]] = {}
-    for key, i in last.items():
-        if key not in keep:
-            releases.setdefault(i, []).append(key)
+    releases = _releases([(s.operands, s.outputs) for s in data], results)
     data_steps = tuple(
         Step(s.layer_id, s.op, s.sig, s.operands, s.outputs, tuple(releases.get(i, ())), s.expect)
         for i, s in enumerate(data)

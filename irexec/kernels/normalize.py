@@ -27,54 +27,48 @@ NORMALIZE_COST = 3.0
 SMALL_CALL_SAVING = 30e-6
 
 
-def _rows_path(x: np.ndarray, axis: int) -> bool:
-    return (axis in (-1, x.ndim - 1) and x.ndim >= 1 and x.size > 0 and x.dtype in (np.float32, np.float64)
+def _rows_path(x: np.ndarray) -> bool:
+    """Whether rows of x's last axis go to the kernels (loaded, or loading them pays)."""
+    return (x.ndim >= 1 and x.size > 0 and x.dtype in (np.float32, np.float64)
             and jit.use(x.nbytes, SMALL_CALL_SAVING))
 
 
-def softmax_out(x: np.ndarray, axis: int, log: bool, out_dtype) -> np.ndarray | None:
-    """The kernels' softmax straight into `out_dtype` (float32/float64), or None when the
-    numpy path should run."""
-    if not _rows_path(x, axis) or np.dtype(out_dtype) not in (np.float32, np.float64):
+def _over_rows(kernel_name: str, x: np.ndarray, out_dtype, cost: float, *args) -> np.ndarray | None:
+    """kernel(t_lo, t_hi, rows, out, *args) over the rows of x's last axis into `out_dtype`
+    (float32/float64), or None when the numpy path should run."""
+    if not _rows_path(x) or np.dtype(out_dtype) not in (np.float32, np.float64):
         return None
     from . import normalize_loops as k
 
     rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
     out = np.empty(rows.shape, out_dtype)
-    jit.parallel_for(k.softmax_rows, rows.shape[0], jit.threads_for(x.nbytes, SOFTMAX_COST), rows, out, log)
+    jit.parallel_for(getattr(k, kernel_name), rows.shape[0], jit.threads_for(x.nbytes, cost), rows, out, *args)
     return out.reshape(x.shape)
+
+
+def softmax_out(x: np.ndarray, axis: int, log: bool, out_dtype) -> np.ndarray | None:
+    """The kernels' softmax over the last axis straight into `out_dtype` (float32/float64), or
+    None when the numpy path should run."""
+    if x.ndim == 0 or axis not in (-1, x.ndim - 1):
+        return None
+    return _over_rows("softmax_rows", x, out_dtype, SOFTMAX_COST, log)
 
 
 def attention_softmax_out(scores: np.ndarray, scale: float, causal: bool, out_dtype) -> np.ndarray | None:
     """softmax(scores * scale, causal mask) over the last axis by one kernel pass, or None when
     the numpy path should run. scores (..., L, S) float32/float64."""
-    if not _rows_path(scores, -1) or np.dtype(out_dtype) not in (np.float32, np.float64):
-        return None
-    from . import normalize_loops as k
-
-    rows = np.ascontiguousarray(scores).reshape(-1, scores.shape[-1])
-    out = np.empty(rows.shape, out_dtype)
-    jit.parallel_for(k.attention_softmax_rows, rows.shape[0], jit.threads_for(scores.nbytes, SOFTMAX_COST), rows,
-                     out, float(scale), bool(causal), max(1, scores.shape[-2]))
-    return out.reshape(scores.shape)
+    return _over_rows("attention_softmax_rows", scores, out_dtype, SOFTMAX_COST, float(scale), bool(causal),
+                      max(1, scores.shape[-2]))
 
 
 def normalize_last_out(x: np.ndarray, eps: float, inside: bool, normalize_variance: bool, out_dtype):
     """MVN over the last axis by the kernels, or None when the numpy path should run."""
-    if not _rows_path(x, -1) or np.dtype(out_dtype) not in (np.float32, np.float64):
-        return None
-    from . import normalize_loops as k
-
-    rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
-    out = np.empty(rows.shape, out_dtype)
-    jit.parallel_for(k.normalize_rows, rows.shape[0], jit.threads_for(x.nbytes, NORMALIZE_COST), rows, out, float(eps), inside,
-                     normalize_variance)
-    return out.reshape(x.shape)
+    return _over_rows("normalize_rows", x, out_dtype, NORMALIZE_COST, float(eps), inside, normalize_variance)
 
 
 def group_norm_out(x: np.ndarray, groups: int, eps: float, scale: np.ndarray, bias: np.ndarray, out_dtype):
     """GroupNormalization of x (N, C, ...) by the kernels, or None when the numpy path should run."""
-    if not _rows_path(x.reshape(x.shape[0] * groups, -1), -1) or np.dtype(out_dtype) not in (np.float32, np.float64):
+    if not _rows_path(x) or np.dtype(out_dtype) not in (np.float32, np.float64):
         return None
     from . import normalize_loops as k
 
