@@ -73,9 +73,14 @@ class ThenRelu:
         self.layers = (relu_layer,)
 
     def compute(self, inputs, sig):
+        from .executor import _root
+
         (y,) = self.op.compute(inputs, self.inner_sig)
         zero = y.dtype.type(0)
-        if y.base is None and y.flags.writeable and y.flags.owndata:
+        root = _root(y)
+        # in place when the producer's result (often a reshaped view) is its own fresh memory
+        if root.flags.owndata and root.flags.writeable and y.flags.writeable and all(
+                _root(a) is not root for a in inputs):
             return [np.maximum(y, zero, out=y)]
         return [np.maximum(y, zero)]
 
