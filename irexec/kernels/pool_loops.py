@@ -22,6 +22,18 @@ def _cols(w, ow, kw, sw, dw, pl):
 
 
 @njit(inline="always")
+def _taps_inside(start, k, d, size):
+    """The taps [lo, hi) of a window from `start` (k taps, dilation d) that fall inside 0..size."""
+    lo = 0
+    while lo < k and start + lo * d < 0:
+        lo += 1
+    hi = k
+    while hi > lo and start + (hi - 1) * d >= size:
+        hi -= 1
+    return lo, hi
+
+
+@njit(inline="always")
 def _step(v, pos, best, where):
     """v replaces best when greater, or when it is the window's first NaN."""
     take = (v > best) | ((v != v) & (best == best))  # bitwise: no short-circuit branches
@@ -94,12 +106,7 @@ def max_pool2d(t_lo, t_hi, x, out, idx, kh, kw, sh, sw, dh, dw, pt, pl, planes_p
         plane = x[p]
         for i in range(oh):
             y0 = i * sh - pt
-            a_lo = 0
-            while a_lo < kh and y0 + a_lo * dh < 0:
-                a_lo += 1
-            a_hi = kh
-            while a_hi > a_lo and y0 + (a_hi - 1) * dh >= h:
-                a_hi -= 1
+            a_lo, a_hi = _taps_inside(y0, kh, dh, h)
             orow = out[p, i]
             irow = idx[p, i]
             fast = k33 and a_lo == 0 and a_hi == 3
@@ -124,12 +131,7 @@ def max_pool2d(t_lo, t_hi, x, out, idx, kh, kw, sh, sw, dh, dw, pt, pl, planes_p
                     orow[j] = best
                     irow[j] = where
                     continue
-                b_lo = 0
-                while b_lo < kw and x0 + b_lo * dw < 0:
-                    b_lo += 1
-                b_hi = kw
-                while b_hi > b_lo and x0 + (b_hi - 1) * dw >= w:
-                    b_hi -= 1
+                b_lo, b_hi = _taps_inside(x0, kw, dw, w)
                 y = y0 + a_lo * dh
                 xx = x0 + b_lo * dw
                 best = plane[y, xx]
