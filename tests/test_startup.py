@@ -201,3 +201,30 @@ def test_set_num_threads():
             irexec.set_num_threads(0)
     finally:
         config.NUM_THREADS = old
+
+
+def test_bench_compiles_only_its_kernels_and_warmup_compiles_them_ahead(tmp_path):
+    """A cold `bench` compiles what its model uses (one notice line), `warmup MODEL` compiles the
+    rest of what such a model needs, after which `bench` compiles nothing."""
+    import json
+
+    xml = four_means(tmp_path)
+    env = _env(IREXEC_CACHE_DIR=str(tmp_path / "cache"))
+
+    def cli(*args):
+        proc = subprocess.run([sys.executable, "-m", "irexec", *args], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        return proc
+
+    cold = cli("bench", str(xml), "-n", "2", "--json", "-")
+    stats = json.loads(cold.stdout)
+    assert stats["kernels_from"] == "compiled" and stats["kernels_compiled"] >= 1
+    notices = [line for line in cold.stderr.splitlines() if "compiling numba kernels" in line]
+    assert len(notices) == 1, cold.stderr
+    done = cli("warmup", str(xml))
+    assert "compiled the kernels of 1 model(s)" in done.stdout
+    warm = cli("bench", str(xml), "-n", "2", "--json", "-")
+    stats = json.loads(warm.stdout)
+    assert stats["kernels_compiled"] == 0 and stats["kernels_from_cache"] >= 1, stats
+    assert "compiling" not in warm.stderr

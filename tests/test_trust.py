@@ -178,6 +178,25 @@ def test_output_to_a_full_device(tmp_path, capsys):
     assert not os.path.exists("/dev/full.npz")
 
 
+def test_output_archive_to_a_pipe_or_device(tmp_path):
+    """A zip seeks back to finish its headers: to /dev/null or a pipe it is built in memory first
+    (it was an internal error), and what the reader gets is the whole archive."""
+    import io
+    import threading
+
+    xml = _named_outputs(tmp_path, ["a", "b"])
+    assert cli("run", xml, "-o", os.devnull) == 0
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = {}
+    reader = threading.Thread(target=lambda: got.setdefault("bytes", fifo.read_bytes()))
+    reader.start()
+    assert cli("run", xml, "-o", fifo) == 0
+    reader.join(30)
+    with np.load(io.BytesIO(got["bytes"])) as z:
+        assert sorted(z.files) == ["a", "b"] and z["a"].shape == (2,)
+
+
 def test_json_report_when_the_command_fails(tmp_path):
     bad = tmp_path / "bad.xml"
     bad.write_text("<net version='11'><layers></layers></net>")
