@@ -5,6 +5,8 @@ A ReLU whose input only it reads (from a Convolution, GroupConvolution, MatMul o
 applied in place on that layer's fresh float32 result: the same np.maximum, one dispatch and
 one array fewer.
 
+A MaxPool-8/14 whose indices nothing reads computes its values alone (MaxPool-1's kernel).
+
 RMSNorm, as OpenVINO converts LLaMA's and T5's `x * rsqrt(mean(x^2) + eps)`:
 
     Power(x, 2) -> ReduceMean(last axis, keep_dims) -> Add(eps) -> Sqrt -> Divide(1, .) -> Multiply(x, .)
@@ -162,7 +164,41 @@ def fuse(steps: tuple, specs, results) -> tuple:
             drop.update(chain[:-1])
             break
     steps = tuple(replace.get(i, s) for i, s in enumerate(steps) if i not in drop) if replace else steps
-    return _fuse_relu(steps, results)
+    return _fuse_relu(_pool_values(steps, results), results)
+
+
+class MaxPoolValues:
+    """A MaxPool-8/14 whose indices nothing reads (ResNet's, as converted from PyTorch): the
+    values alone, as MaxPool-1 computes them (the same maxima, without tracking positions)."""
+
+    TYPE = "MaxPool (values)"
+    FOLDABLE = False
+
+    def __init__(self, op):
+        self.op = op
+        self.where = op.where
+        self.layers = ()
+
+    def compute(self, inputs, sig):
+        from .ops.pool import MaxPool1
+
+        return MaxPool1.compute(self.op, inputs, sig)
+
+
+def _pool_values(steps: tuple, results) -> tuple:
+    """MaxPool-8/14 steps whose second output (the indices) no step and no result reads."""
+    from .executor import Step
+
+    read = {key for s in steps for key in s.operands} | set(results)
+    out = []
+    for s in steps:
+        if (s.op is not None and s.op.TYPE == "MaxPool" and len(s.outputs) == 2 and s.outputs[1] not in read
+                and s.sig is not None):
+            release = tuple(k for k in s.release if k != s.outputs[1])
+            s = Step(s.layer_id, MaxPoolValues(s.op), Sig(s.sig.ins, s.sig.outs[:1], s.sig.static), s.operands,
+                     s.outputs[:1], release, s.expect[:1])
+        out.append(s)
+    return tuple(out)
 
 
 def _fuse_relu(steps: tuple, results) -> tuple:

@@ -356,6 +356,9 @@ def test_3x3_pooling_fast_paths_match_the_numpy_path(kernels, dtype):
         config.JIT = "always"
         np.testing.assert_array_equal(got[0], want[0], err_msg=str(attrs))
         np.testing.assert_array_equal(got[1], want[1], err_msg=str(attrs))
+        (values,) = run_op("MaxPool", "opset1", [x], strides=(s, s), pads_begin=(pad, pad), pads_end=(pad, pad),
+                           kernel=(3, 3))  # the values-only kernel
+        np.testing.assert_array_equal(values, want[0], err_msg=str(attrs))
         for exclude in (True, False):
             avg = {"strides": (s, s), "pads_begin": (pad, pad), "pads_end": (pad, pad), "kernel": (3, 3),
                    "exclude-pad": exclude}
@@ -364,6 +367,26 @@ def test_3x3_pooling_fast_paths_match_the_numpy_path(kernels, dtype):
             (w,) = run_op("AvgPool", "opset1", [x], **avg)
             config.JIT = "always"
             close(g, w.astype(np.float64), rtol=1e-6 if dtype == np.float32 else 1e-15, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool_values_kernel_is_the_indexed_kernels_values(kernels, dtype):
+    """The values-only MaxPool kernel (MaxPool-1, and MaxPool-8/14 whose indices nothing reads)
+    gives the indexed kernel's values exactly: every window geometry, NaN inside and on borders."""
+    from irexec.kernels import pool_loops as k
+
+    x = R.standard_normal((3, 12, 11)).astype(dtype)
+    x[0, 5, 5] = np.nan
+    x[1, 0, 0] = np.nan
+    x[2, 11, 10] = np.nan
+    for kh, kw, s, d, pt, pl in itertools.product((2, 3), (1, 3), (1, 2, 3), (1, 2), (0, 1), (0, 2)):
+        oh = (12 + 2 * pt - d * (kh - 1) - 1) // s + 1
+        ow = (11 + 2 * pl - d * (kw - 1) - 1) // s + 1
+        want = np.empty((3, oh, ow), dtype)
+        k.max_pool2d(0, 3, x, want, np.empty((3, oh, ow), np.int64), kh, kw, s, s, d, d, pt, pl, 1, 0)
+        got = np.full((3, oh, ow), 7.0, dtype)
+        k.max_pool2d_values(0, 3, x, got, kh, kw, s, s, d, d, pt, pl)
+        np.testing.assert_array_equal(got, want, err_msg=str((kh, kw, s, d, pt, pl)))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -151,6 +151,69 @@ def max_pool2d(t_lo, t_hi, x, out, idx, kh, kw, sh, sw, dh, dw, pt, pl, planes_p
 
 
 @njit(inline="always")
+def _vmax(v, best):
+    """v when greater, or when NaN: a NaN, once taken, stays (nothing compares greater)."""
+    return v if (v > best) | (v != v) else best
+
+
+@njit(inline="always")
+def _max_row33(plane, y0, orow, j_lo, j_hi, stride, pl):
+    """`_row33` without the positions: nine selects per output, vectorized across j."""
+    base = j_lo * stride - pl
+    r0 = plane[y0, base:]
+    r1 = plane[y0 + 1, base:]
+    r2 = plane[y0 + 2, base:]
+    o = orow[j_lo:j_hi]
+    for jj in range(j_hi - j_lo):
+        x0 = jj * stride
+        best = r0[x0]
+        best = _vmax(r0[x0 + 1], best)
+        best = _vmax(r0[x0 + 2], best)
+        best = _vmax(r1[x0], best)
+        best = _vmax(r1[x0 + 1], best)
+        best = _vmax(r1[x0 + 2], best)
+        best = _vmax(r2[x0], best)
+        best = _vmax(r2[x0 + 1], best)
+        best = _vmax(r2[x0 + 2], best)
+        o[jj] = best
+
+
+@njit(error_model="numpy")
+def max_pool2d_values(t_lo, t_hi, x, out, kh, kw, sh, sw, dh, dw, pt, pl):
+    """`max_pool2d`'s values alone, for a MaxPool whose indices nothing reads (ResNet's): the
+    maximum of each window clipped to the plane, NaN when the window holds one."""
+    _, h, w = x.shape
+    _, oh, ow = out.shape
+    j_lo, j_hi = _cols(w, ow, kw, sw, dw, pl)
+    k33 = kh == 3 and kw == 3 and dh == 1 and dw == 1
+    for p in range(t_lo, t_hi):
+        plane = x[p]
+        for i in range(oh):
+            y0 = i * sh - pt
+            a_lo, a_hi = _taps_inside(y0, kh, dh, h)
+            orow = out[p, i]
+            fast = k33 and a_lo == 0 and a_hi == 3
+            if fast:
+                if sw == 2:
+                    _max_row33(plane, y0, orow, j_lo, j_hi, 2, pl)
+                elif sw == 1:
+                    _max_row33(plane, y0, orow, j_lo, j_hi, 1, pl)
+                else:
+                    _max_row33(plane, y0, orow, j_lo, j_hi, sw, pl)
+            for j in range(ow):
+                if fast and j_lo <= j < j_hi:
+                    continue
+                x0 = j * sw - pl
+                b_lo, b_hi = _taps_inside(x0, kw, dw, w)
+                best = plane[y0 + a_lo * dh, x0 + b_lo * dw]
+                for a in range(a_lo, a_hi):
+                    row = plane[y0 + a * dh]
+                    for b in range(b_lo, b_hi):
+                        best = _vmax(row[x0 + b * dw], best)
+                orow[j] = best
+
+
+@njit(inline="always")
 def _avg_row33(plane, y0, orow, j_lo, j_hi, stride, pl):
     """Output columns j_lo..j_hi of a 3x3 window row wholly inside the plane: the nine values
     summed in float64 in row-major order (as the general loop does), divided by 9."""
@@ -224,4 +287,5 @@ def warm() -> None:
         x = np.ones((1, 4, 4), dt)
         out = np.empty((1, 2, 2), dt)
         max_pool2d(0, 1, x, out, np.empty((1, 2, 2), np.int64), 2, 2, 2, 2, 1, 1, 0, 0, 1, 0)
+        max_pool2d_values(0, 1, x, out, 2, 2, 2, 2, 1, 1, 0, 0)
         avg_pool2d(0, 1, x, out, 2, 2, 2, 2, 0, 0, 0, 0, 0)

@@ -120,7 +120,7 @@ class MaxPool1(_PoolBase):
         index, for indices flattened from `axis` on (MaxPool-8/14; MaxPool-1 has none)."""
         return 1, 0
 
-    def _values(self, x, et):
+    def _values(self, x, et, indices: bool = True):
         pads, out = self._geometry(x.shape[2:])
         work = x.astype(np.float32) if x.dtype == np.float16 else x
         if self._global(x, pads):
@@ -130,6 +130,12 @@ class MaxPool1(_PoolBase):
             from ..kernels import pool_loops as k
 
             planes, res, threads = _planes(work, out)
+            if not indices:
+                dil = self._dil()
+                jit.parallel_for(k.max_pool2d_values, planes.shape[0], threads, planes, res, self.kernel[0],
+                                 self.kernel[1], self.strides[0], self.strides[1], dil[0], dil[1], pads[0][0],
+                                 pads[1][0])
+                return res.reshape(x.shape[:2] + tuple(out)), None, pads, out
             idx = np.empty(res.shape, np.int64)
             dil = self._dil()
             per, step = self._index_base(x)
@@ -143,7 +149,7 @@ class MaxPool1(_PoolBase):
         return np.max(win, axis=axes), win, pads, out  # NaN propagates
 
     def compute(self, inputs, sig):
-        vals, _, _, _ = self._values(inputs[0], sig.ins[0])
+        vals, _, _, _ = self._values(inputs[0], sig.ins[0], indices=False)
         return [_finish(np.ascontiguousarray(vals), sig.outs[0])]
 
 
