@@ -5,7 +5,10 @@
 - models: every tests/zoo model, irexec `Model.infer` against OpenVINO CPU
   (INFERENCE_PRECISION_HINT f32) on the stored inputs: interleaved rounds, median latency,
   ratio irexec/OpenVINO, geometric mean over the zoo. Steady state: irexec's numba kernels are
-  loaded first, as in a long-lived process (`irexec bench` does the same).
+  loaded first, as in a long-lived process (`irexec bench` does the same). Where onnxruntime is
+  installed (optional) and the model has an ONNX form (tests/zoo/NAME.onnx, kept by
+  tools/make_zoo.py), also onnxruntime's CPUExecutionProvider (default session options) in the
+  same rounds: columns `ORT ms` and `irx/ORT`.
 - ops: the reduction family at real sizes (Softmax, LogSoftmax, MVN, GroupNormalization,
   MaxPool/AvgPool 3x3 stride 2 and global, SDPA, ReduceMean over spatial axes), one-op graphs
   built with OpenVINO's opset API; GB/s of input read, against OpenVINO and a streaming-read of
@@ -52,6 +55,23 @@ def _zoo_inputs(name):
         return {k[3:]: z[k] for k in z.files if k.startswith("in:")}
 
 
+def _ort_session(xml: Path, feeds: dict):
+    """onnxruntime's CPU session on the model's ONNX form and its feeds, or None (no .onnx file, or
+    no onnxruntime: it is optional). The stored inputs are named as in the IR; an ONNX input of
+    another name takes the stored input at its position."""
+    path = xml.with_suffix(".onnx")
+    if not path.exists():
+        return None
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
+    sess = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    stored = list(feeds)
+    ort_feeds = {i.name: feeds[i.name] if i.name in feeds else feeds[stored[k]] for k, i in enumerate(sess.get_inputs())}
+    return sess, ort_feeds
+
+
 def bench_models(rounds: int) -> None:
     import openvino as ov
 
@@ -59,7 +79,7 @@ def bench_models(rounds: int) -> None:
 
     jit.load(full=True)  # the steady state of a long-lived process (as `irexec bench` measures)
     core = ov.Core()
-    rows = []
+    rows, ort_rows = [], {}
     for xml in sorted(ZOO.glob("*.xml")):
         name = xml.stem
         feeds = _zoo_inputs(name)
@@ -67,23 +87,33 @@ def bench_models(rounds: int) -> None:
         compiled = core.compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
         req = compiled.create_infer_request()
         ov_feeds = [feeds[n] for n in feeds]
+        ort = _ort_session(xml, feeds)
         for _ in range(3):
             m.infer(feeds)
             req.infer(ov_feeds)
-        irx, ovt = [], []
+            if ort:
+                ort[0].run(None, ort[1])
+        irx, ovt, ortt = [], [], []
         for _ in range(rounds):  # 20 ms apart: OpenVINO's TBB workers spin after its calls
             time.sleep(0.02)
             irx.append(_median_time(lambda m=m, feeds=feeds: m.infer(feeds), 5))
             time.sleep(0.02)
             ovt.append(_median_time(lambda req=req, f=ov_feeds: req.infer(f), 5))
+            if ort:  # so do onnxruntime's intra-op threads
+                time.sleep(0.02)
+                ortt.append(_median_time(lambda s=ort[0], f=ort[1]: s.run(None, f), 5))
         a, b = float(np.median(irx)), float(np.median(ovt))
         # the ratio of each round's neighbouring measurements, then their median: the machine's
         # speed drifts by 2x over minutes here, both sides alike
         r = float(np.median(np.array(irx) / np.array(ovt)))
         rows.append((name, len(m.graph.layers), a, b, r))
-    print(f"{'model':<18} {'layers':>6} {'irexec ms':>10} {'OV CPU ms':>10} {'ratio':>6}")
+        if ort:
+            ort_rows[name] = (float(np.median(ortt)), float(np.median(np.array(irx) / np.array(ortt))))
+    head = f"{'model':<18} {'layers':>6} {'irexec ms':>10} {'OV CPU ms':>10} {'ratio':>6}"
+    print(head + (f" {'ORT ms':>10} {'irx/ORT':>7}" if ort_rows else ""))
     for name, n, a, b, r in rows:
-        print(f"{name:<18} {n:>6} {a * 1e3:>10.3f} {b * 1e3:>10.3f} {r:>6.2f}")
+        c = f" {ort_rows[name][0] * 1e3:>10.3f} {ort_rows[name][1]:>7.2f}" if name in ort_rows else ""
+        print(f"{name:<18} {n:>6} {a * 1e3:>10.3f} {b * 1e3:>10.3f} {r:>6.2f}{c}")
     gm = math.exp(np.mean([math.log(r) for *_, r in rows]))
     print(f"geometric mean irexec/OpenVINO over {len(rows)} models: {gm:.2f}; worst {max(r for *_, r in rows):.2f} "
           "(ratio: median over rounds of irexec/OpenVINO measured side by side)")

@@ -9,11 +9,12 @@ Needs torch, torchvision, timm, transformers, openvino and onnx (NOT the test su
 
 Each model: built seeded in eval mode with tiny widths; `ov.convert_model` (the PyTorch
 frontend, from torch.jit tracing or, for ViT and Whisper, from torch.export; three also through
-`torch.onnx.export` and the ONNX frontend) and `ov.save_model` with
-its default f16 weight compression; then OpenVINO CPU (INFERENCE_PRECISION_HINT f32) runs the
-saved IR on seeded inputs. `NAME.npz` holds `in:<input name>` and `out:<output name>` arrays
-(names as irexec derives them from the XML) and `meta` (JSON). Also printed: OpenVINO against
-torch on the same inputs, as a check of the conversion itself.
+`torch.onnx.export` and the ONNX frontend, the f32 ONNX file kept as `NAME_onnx.onnx`) and
+`ov.save_model` with its default f16 weight compression; then OpenVINO CPU
+(INFERENCE_PRECISION_HINT f32) runs the saved IR on seeded inputs. `NAME.npz` holds
+`in:<input name>` and `out:<output name>` arrays (names as irexec derives them from the XML) and
+`meta` (JSON). Also printed: OpenVINO against torch on the same inputs, as a check of the
+conversion itself.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -306,11 +306,9 @@ def build(name: str, out_dir: Path) -> list[dict]:
             for port, nm in zip(ovm.inputs, inputs):
                 port.get_tensor().set_names({nm})
         else:
-            with tempfile.TemporaryDirectory() as d:
-                path = Path(d) / "m.onnx"
-                torch.onnx.export(model, example, str(path), input_names=list(inputs), dynamo=False,
-                                  opset_version=17)
-                ovm = ov.convert_model(str(path))
+            path = out_dir / f"{stem}.onnx"  # kept: tools/bench_models.py times onnxruntime on it
+            torch.onnx.export(model, example, str(path), input_names=list(inputs), dynamo=False, opset_version=17)
+            ovm = ov.convert_model(str(path))
         xml = out_dir / f"{stem}.xml"
         ov.save_model(ovm, str(xml))
         in_names, out_names = _names(xml)
