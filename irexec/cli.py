@@ -638,13 +638,14 @@ def cmd_warmup(args) -> int:
             running.remove(item)
             done += 1
             last = (proc.stderr.read() or "").strip().splitlines()[-1:] or ["?"]
-            if proc.returncode != 0 and label in args.models and not everything:
-                # a model that does not run on made-up inputs: compile every family instead
+            if proc.returncode != 0 and label in args.models:
+                # a model that does not run on made-up inputs: every family compiles instead
                 print(f"irexec: {label} did not run on random inputs ({last[0]}); compiling every kernel family",
                       file=sys.stderr)
-                everything = True
-                pending += families
-                tasks += families
+                if not everything:
+                    everything = True
+                    pending += families
+                    tasks += families
             elif proc.returncode != 0:
                 failed.append((label, last))
             if tty:

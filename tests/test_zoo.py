@@ -35,8 +35,14 @@ def test_zoo_is_there_and_varied():
     assert total < 8 << 20, f"the zoo takes {total} bytes"
 
 
+@pytest.mark.parametrize("jit_mode", ["never", "always"])
 @pytest.mark.parametrize("name", MODELS)
-def test_zoo_model_matches_openvino(name):
+def test_zoo_model_matches_openvino(name, jit_mode, monkeypatch):
+    """Both paths against OpenVINO: the numpy paths, and the numba kernels (which a long-lived
+    process takes whatever the size)."""
+    from irexec import config
+
+    monkeypatch.setattr(config, "JIT", jit_mode)
     ins, outs, _ = _data(name)
     m = irexec.load(ZOO / f"{name}.xml")
     report = m.validate()
@@ -72,12 +78,14 @@ def test_fused_steps_give_the_layer_by_layer_bits(name, jit_mode, monkeypatch):
     """The plan's fused steps (RMSNorm chains, ReLU after its producer) and remembered shape
     values against `infer(outputs="all")`, which runs every layer one by one: the same bits."""
     from irexec import config
-    from irexec.fusion import RMSNorm, ThenRelu
+    from irexec.fusion import MaxPoolValues, RMSNorm, ThenRelu
 
     monkeypatch.setattr(config, "JIT", jit_mode)
     ins, _, _ = _data(name)
     m = irexec.load(ZOO / f"{name}.xml")
     assert any(isinstance(s.op, (RMSNorm, ThenRelu)) for s in m._plan.run_steps)
+    if name == "resnet18":  # its MaxPool-14's indices go nowhere: the values-only kernel runs
+        assert any(isinstance(s.op, MaxPoolValues) for s in m._plan.run_steps)
     for _ in range(2):  # the second run takes the remembered shape values
         fused = m.infer(ins)
         layers = m.infer(ins, outputs="all")

@@ -130,14 +130,13 @@ class MaxPool1(_PoolBase):
             from ..kernels import pool_loops as k
 
             planes, res, threads = _planes(work, out)
+            dil = self._dil()
             if not indices:
-                dil = self._dil()
                 jit.parallel_for(k.max_pool2d_values, planes.shape[0], threads, planes, res, self.kernel[0],
                                  self.kernel[1], self.strides[0], self.strides[1], dil[0], dil[1], pads[0][0],
                                  pads[1][0])
                 return res.reshape(x.shape[:2] + tuple(out)), None, pads, out
             idx = np.empty(res.shape, np.int64)
-            dil = self._dil()
             per, step = self._index_base(x)
             jit.parallel_for(k.max_pool2d, planes.shape[0], threads, planes, res, idx, self.kernel[0], self.kernel[1],
                              self.strides[0], self.strides[1], dil[0], dil[1], pads[0][0], pads[1][0], per, step)
