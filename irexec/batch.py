@@ -70,27 +70,56 @@ def add_batch_parser(sub, common, feeds) -> None:
     del feeds  # samples come from files, not -i
     p = sub.add_parser("batch", help="run the model over many .npz samples on a Dask cluster")
     common(p)
-    p.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help=".npz files (keys = input names), folders of them, or globs (fsspec URLs too)")
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help=".npz files (keys = input names), folders of them, or globs (fsspec URLs too)",
+    )
     p.add_argument("--out", required=True, metavar="DIR", help="where DIR/<stem>.npz and DIR/manifest.jsonl go")
     p.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler (tcp://host:port)")
-    p.add_argument("--workers", type=_count(1, "at least 1"), metavar="N",
-                   help="local cluster: worker processes (default: the machine's cores)")
-    p.add_argument("--threads-per-worker", type=_count(1, "at least 1"), default=1, metavar="T",
-                   help="local cluster: threads per worker process (default 1)")
-    p.add_argument("--threads", type=_count(1, "at least 1"), metavar="N",
-                   help="threads irexec's kernels may use in each worker (default: --threads-per-worker "
-                        "on a local cluster, the worker machine's setting otherwise)")
-    p.add_argument("--resume", action="store_true",
-                   help="skip samples whose output file is complete (a damaged one is done again)")
-    p.add_argument("--shared-storage", action="store_true",
-                   help="with --scheduler: the workers read the model's path themselves (default: its files "
-                        "are sent to them)")
-    p.add_argument("--chunk-size", type=_count(1, "at least 1"), metavar="K",
-                   help="samples per task (default: about 4 tasks per worker thread, at most 16)")
-    p.add_argument("--retries", type=_count(0, "non-negative"), default=2, metavar="N",
-                   help="tries again when a task raises something other than irexec's errors (default 2); "
-                        "a task whose worker died is always run again elsewhere")
+    p.add_argument(
+        "--workers",
+        type=_count(1, "at least 1"),
+        metavar="N",
+        help="local cluster: worker processes (default: the machine's cores)",
+    )
+    p.add_argument(
+        "--threads-per-worker",
+        type=_count(1, "at least 1"),
+        default=1,
+        metavar="T",
+        help="local cluster: threads per worker process (default 1)",
+    )
+    p.add_argument(
+        "--threads",
+        type=_count(1, "at least 1"),
+        metavar="N",
+        help="threads irexec's kernels may use in each worker (default: --threads-per-worker "
+        "on a local cluster, the worker machine's setting otherwise)",
+    )
+    p.add_argument(
+        "--resume", action="store_true", help="skip samples whose output file is complete (a damaged one is done again)"
+    )
+    p.add_argument(
+        "--shared-storage",
+        action="store_true",
+        help="with --scheduler: the workers read the model's path themselves (default: its files are sent to them)",
+    )
+    p.add_argument(
+        "--chunk-size",
+        type=_count(1, "at least 1"),
+        metavar="K",
+        help="samples per task (default: about 4 tasks per worker thread, at most 16)",
+    )
+    p.add_argument(
+        "--retries",
+        type=_count(0, "non-negative"),
+        default=2,
+        metavar="N",
+        help="tries again when a task raises something other than irexec's errors (default 2); "
+        "a task whose worker died is always run again elsewhere",
+    )
     p.set_defaults(fn=cmd_batch)
 
 
@@ -147,8 +176,10 @@ def _model(source, options: LoadOptions | None = None):
         except FileNotFoundError:
             bkey = None
             if not os.path.isfile(source):
-                raise UsageError(f"model file {source!r} does not exist on this worker (without --shared-storage "
-                                 "irexec batch sends the model's files)") from None
+                raise UsageError(
+                    f"model file {source!r} does not exist on this worker (without --shared-storage "
+                    "irexec batch sends the model's files)"
+                ) from None
         key = (source, st.st_size, st.st_mtime_ns, st.st_ino, bkey, options)
     model = _MODELS.get(key)
     if model is not None:
@@ -278,8 +309,11 @@ def expand_inputs(inputs: list[str]) -> list[str]:
         if "://" in item:
             out.extend(_expand_url(item))
         elif os.path.isdir(item):
-            out.extend(sorted(os.path.abspath(p) for p in glob.glob(os.path.join(glob.escape(item), "*.npz"))
-                              if os.path.isfile(p)))
+            out.extend(
+                sorted(
+                    os.path.abspath(p) for p in glob.glob(os.path.join(glob.escape(item), "*.npz")) if os.path.isfile(p)
+                )
+            )
         elif os.path.isfile(item):
             out.append(os.path.abspath(item))
         elif _is_glob(item):
@@ -303,8 +337,9 @@ def _expand_url(item: str) -> list[str]:
     try:
         import fsspec.core
     except ImportError:
-        raise UsageError(f"input {item!r}: URLs need fsspec (pip install fsspec) and the filesystem's "
-                         "package") from None
+        raise UsageError(
+            f"input {item!r}: URLs need fsspec (pip install fsspec) and the filesystem's package"
+        ) from None
     try:
         fs, path = fsspec.core.url_to_fs(item)
         if _is_glob(path):
@@ -380,8 +415,12 @@ class _Progress:
         self.last = now
         rate = done / max(now - self.t0, 1e-9)
         eta = f"{(self.total - done) / rate:.0f} s" if rate > 0 else "?"
-        print(f"\rbatch: {done}/{self.total} done, {failed} failed, {rate:.1f} samples/s, ETA {eta}   ",
-              end="", file=sys.stderr, flush=True)
+        print(
+            f"\rbatch: {done}/{self.total} done, {failed} failed, {rate:.1f} samples/s, ETA {eta}   ",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def close(self) -> None:
         if self.on:
@@ -398,8 +437,10 @@ def cmd_batch(args) -> int:
     from .cli import _emit_json, _load, _warn_dangling, ensure_folder
 
     if args.scheduler and (args.workers or args.threads_per_worker != 1):
-        raise UsageError("--workers and --threads-per-worker size a local cluster; with --scheduler the "
-                         "cluster's own workers run the batch")
+        raise UsageError(
+            "--workers and --threads-per-worker size a local cluster; with --scheduler the "
+            "cluster's own workers run the batch"
+        )
     model = _load(args)
     _warn_dangling(model)
     names = [o.name for o in model.outputs]
@@ -438,8 +479,17 @@ def cmd_batch(args) -> int:
         for stem, s in stems.items():
             out = out_dir / f"{stem}.npz"
             if args.resume and out.is_file() and complete(out, names):
-                record({"input": s, "output": str(out), "status": "skipped", "error": None, "message": None,
-                        "seconds": 0.0, "worker": None})
+                record(
+                    {
+                        "input": s,
+                        "output": str(out),
+                        "status": "skipped",
+                        "error": None,
+                        "message": None,
+                        "seconds": 0.0,
+                        "worker": None,
+                    }
+                )
             else:
                 todo.append((s, str(out)))
         if args.resume:
@@ -454,8 +504,13 @@ def cmd_batch(args) -> int:
             else:
                 n = args.workers or os.cpu_count() or 1
                 with dask.config.set(LOCAL_CLUSTER_CONFIG):
-                    cluster = LocalCluster(n_workers=n, threads_per_worker=args.threads_per_worker, processes=True,
-                                           dashboard_address=None, host="127.0.0.1")
+                    cluster = LocalCluster(
+                        n_workers=n,
+                        threads_per_worker=args.threads_per_worker,
+                        processes=True,
+                        dashboard_address=None,
+                        host="127.0.0.1",
+                    )
                 client = Client(cluster)
             start_s = time.perf_counter() - t_start
             if args.scheduler and not args.shared_storage:
@@ -473,12 +528,19 @@ def cmd_batch(args) -> int:
 
             def submit(items):
                 serial[0] += 1
-                fut = client.submit(run_samples, source, options, items, key=f"irexec-batch-{token}-{serial[0]}",
-                                    retries=args.retries, pure=False)
+                fut = client.submit(
+                    run_samples,
+                    source,
+                    options,
+                    items,
+                    key=f"irexec-batch-{token}-{serial[0]}",
+                    retries=args.retries,
+                    pure=False,
+                )
                 futures[fut] = items
                 return fut
 
-            pending = as_completed([submit(todo[i:i + per_task]) for i in range(0, len(todo), per_task)])
+            pending = as_completed([submit(todo[i : i + per_task]) for i in range(0, len(todo), per_task)])
             progress = _Progress(len(todo))
             done = 0
             for fut in pending:
@@ -491,10 +553,17 @@ def cmd_batch(args) -> int:
                     recs = []
                 else:
                     exc = fut.exception() if fut.status == "error" else None
-                    recs = [{"input": items[0][0], "output": None, "status": "failed",
-                             "error": type(exc).__name__ if exc is not None else "CancelledError",
-                             "message": " ".join(str(exc).split()) if exc is not None else f"task {fut.status}",
-                             "seconds": None, "worker": None}]
+                    recs = [
+                        {
+                            "input": items[0][0],
+                            "output": None,
+                            "status": "failed",
+                            "error": type(exc).__name__ if exc is not None else "CancelledError",
+                            "message": " ".join(str(exc).split()) if exc is not None else f"task {fut.status}",
+                            "seconds": None,
+                            "worker": None,
+                        }
+                    ]
                 for rec in recs:
                     record(rec)
                 fut.release()
@@ -515,18 +584,29 @@ def cmd_batch(args) -> int:
     ran = counts["ok"] + counts["failed"]
     total_run = sum(per_worker.values())
     summary = {
-        "model": args.model, "run": run_id, "samples": len(samples), **counts, "seconds": wall,
-        "samples_per_s": ran / wall if wall > 0 else 0.0, "cluster_start_seconds": start_s,
+        "model": args.model,
+        "run": run_id,
+        "samples": len(samples),
+        **counts,
+        "seconds": wall,
+        "samples_per_s": ran / wall if wall > 0 else 0.0,
+        "cluster_start_seconds": start_s,
         "processing_seconds": processing_s,
-        "cluster": None if client is None else args.scheduler or (
-            f"local: {args.workers or os.cpu_count() or 1} worker processes x {args.threads_per_worker} threads"),
+        "cluster": None
+        if client is None
+        else args.scheduler
+        or (f"local: {args.workers or os.cpu_count() or 1} worker processes x {args.threads_per_worker} threads"),
         "per_worker": {w: {"samples": n, "share": n / total_run} for w, n in sorted(per_worker.items())},
-        "out": str(out_dir), "manifest": str(manifest_path), "dask": distributed.__version__,
+        "out": str(out_dir),
+        "manifest": str(manifest_path),
+        "dask": distributed.__version__,
     }
     if args.json != "-":
-        print(f"{len(samples)} samples: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} skipped "
-              f"in {wall:.1f} s ({summary['samples_per_s']:.1f} samples/s"
-              + (f"; cluster start {start_s:.1f} s)" if start_s else ")"))
+        print(
+            f"{len(samples)} samples: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} skipped "
+            f"in {wall:.1f} s ({summary['samples_per_s']:.1f} samples/s"
+            + (f"; cluster start {start_s:.1f} s)" if start_s else ")")
+        )
         for w, d in summary["per_worker"].items():
             print(f"  {w}: {d['samples']} samples ({d['share']:.0%})")
     _emit_json(args.json, summary)

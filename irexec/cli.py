@@ -64,8 +64,9 @@ def _load(args, allow_unsupported: bool = False) -> Model:
         if name in shapes:
             raise UsageError(f"--shape {spec!r}: {name!r} is given twice")
         shapes[name] = dims
-    return load(args.model, _limits(args), allow_unsupported=allow_unsupported, mmap=not args.no_mmap,
-                shapes=shapes or None)
+    return load(
+        args.model, _limits(args), allow_unsupported=allow_unsupported, mmap=not args.no_mmap, shapes=shapes or None
+    )
 
 
 def _unsupported_lines(model: Model) -> list[str]:
@@ -300,9 +301,19 @@ def _dump(model: Model, feeds: dict, folder: str, pattern: str | None) -> None:
         fname = f"{n:04d}_{safe}.npy"
         arr = values[name]
         np.save(Path(folder) / fname, arr, allow_pickle=False)
-        index.append({"layer_id": layer.id, "name": name, "type": layer.type, "version": layer.version,
-                      "line": layer.line, "output": key[1], "file": fname, "shape": list(arr.shape),
-                      "dtype": str(arr.dtype)})
+        index.append(
+            {
+                "layer_id": layer.id,
+                "name": name,
+                "type": layer.type,
+                "version": layer.version,
+                "line": layer.line,
+                "output": key[1],
+                "file": fname,
+                "shape": list(arr.shape),
+                "dtype": str(arr.dtype),
+            }
+        )
     with open(Path(folder) / "index.json", "w") as f:
         json.dump({"model": model.path, "layers": index}, f, indent=1)
     print(f"dumped {len(index)} layer outputs to {folder}/ (index.json)", file=sys.stderr)
@@ -388,7 +399,9 @@ def cmd_info(args) -> int:
             print(f"{title}:")
             for t in rows:
                 shape = t.dims_text
-                aliases = sorted(a for a, c in model.output_aliases.items() if c == t.name) if title == "outputs" else []
+                aliases = (
+                    sorted(a for a, c in model.output_aliases.items() if c == t.name) if title == "outputs" else []
+                )
                 also = f"  (canonical name; also answers to {', '.join(aliases)})" if aliases else ""
                 print(f"  {t.name}: {shape} {t.element_type}{also}")
         print("ops:")
@@ -427,9 +440,8 @@ def cmd_bench(args) -> int:
     deadline = time.perf_counter() + args.time if args.time else None
     count = args.iterations if deadline is None else None
     tty = sys.stderr.isatty()
-    while (
-        (count is not None and len(times) < count)
-        or (deadline is not None and (not times or time.perf_counter() < deadline))
+    while (count is not None and len(times) < count) or (
+        deadline is not None and (not times or time.perf_counter() < deadline)
     ):
         t = time.perf_counter()
         model.infer(feeds)
@@ -462,15 +474,19 @@ def cmd_bench(args) -> int:
     if args.json != "-":
         print(f"load model: {load_s * 1e3:.1f} ms")
         if kernels.get("ready"):
-            print(f"import numba: {kernels['import_numba_s'] * 1e3:.0f} ms; a first inference that compiled "
-                  f"{kernels['kernels_compiled']} kernel specializations and loaded {kernels['kernels_from_cache']} "
-                  f"from the cache: {kernels['kernels_s'] * 1e3:.0f} ms")
+            print(
+                f"import numba: {kernels['import_numba_s'] * 1e3:.0f} ms; a first inference that compiled "
+                f"{kernels['kernels_compiled']} kernel specializations and loaded {kernels['kernels_from_cache']} "
+                f"from the cache: {kernels['kernels_s'] * 1e3:.0f} ms"
+            )
         print(f"first inference: {stats['first_inference_ms']:.3f} ms")
         print(
             f"steady state over {stats['iterations']} iterations: median {stats['median_ms']:.3f} ms, "
             f"p90 {stats['p90_ms']:.3f} ms, min {stats['min_ms']:.3f} ms, max {stats['max_ms']:.3f} ms"
         )
-        print(f"throughput: {stats['throughput_per_s']:.1f} inferences/s, inputs read at {stats['input_gb_per_s']:.2f} GB/s")
+        print(
+            f"throughput: {stats['throughput_per_s']:.1f} inferences/s, inputs read at {stats['input_gb_per_s']:.2f} GB/s"
+        )
         if args.per_layer:
             _print_profile(stats["per_layer"])
     _emit_json(args.json, stats)
@@ -486,8 +502,9 @@ def _per_layer_profile(model: Model, feeds: dict, runs: int) -> dict:
     layers = []
     for lid, ts in samples.items():
         layer = model.graph.layers[lid]
-        layers.append({"id": lid, "name": layer.name, "type": f"{layer.type}-{layer.version}",
-                       "ms": float(np.median(ts)) * 1e3})
+        layers.append(
+            {"id": lid, "name": layer.name, "type": f"{layer.type}-{layer.version}", "ms": float(np.median(ts)) * 1e3}
+        )
     total = sum(r["ms"] for r in layers) or 1.0
     by_type: dict[str, dict] = {}
     for r in layers:
@@ -498,8 +515,12 @@ def _per_layer_profile(model: Model, feeds: dict, runs: int) -> dict:
         t["share"] = t["ms"] / total
     for r in layers:
         r["share"] = r["ms"] / total
-    return {"runs": runs, "total_ms": total, "layers": layers,
-            "by_type": sorted(by_type.values(), key=lambda t: -t["ms"])}
+    return {
+        "runs": runs,
+        "total_ms": total,
+        "layers": layers,
+        "by_type": sorted(by_type.values(), key=lambda t: -t["ms"]),
+    }
 
 
 def _print_profile(prof: dict) -> None:
@@ -548,8 +569,10 @@ def cmd_compare(args) -> int:
             if d.note:
                 print(f"  {d.note}")
                 continue
-            print(f"  max abs {d.max_abs:.3g}  max rel {d.max_rel:.3g}  mean abs {d.mean_abs:.3g}  "
-                  f"mismatches {d.mismatches} of {d.total} ({d.share:.2%})")
+            print(
+                f"  max abs {d.max_abs:.3g}  max rel {d.max_rel:.3g}  mean abs {d.mean_abs:.3g}  "
+                f"mismatches {d.mismatches} of {d.total} ({d.share:.2%})"
+            )
             if d.worst_index is not None and d.worst_got is not None:
                 print(f"  worst at {list(d.worst_index)}: irexec {d.worst_got:.7g}, reference {d.worst_want:.7g}")
             if d.histogram:
@@ -559,19 +582,36 @@ def cmd_compare(args) -> int:
                 print(f"per layer: all {compared} intermediate tensors match")
             else:
                 first = layers[0]
-                print(f"first divergent layer: id={first.layer_id} name={first.name!r} {first.type}-{first.version} "
-                      f"line {first.line} (max abs {first.diff.max_abs:.3g}, {first.diff.mismatches} mismatches)")
+                print(
+                    f"first divergent layer: id={first.layer_id} name={first.name!r} {first.type}-{first.version} "
+                    f"line {first.line} (max abs {first.diff.max_abs:.3g}, {first.diff.mismatches} mismatches)"
+                )
                 for r in layers:
                     how = "introduced here" if r.introduced else "inherited"
-                    print(f"  id={r.layer_id} {r.name!r} {r.type}-{r.version} line {r.line} output {r.output}: "
-                          f"max abs {r.diff.max_abs:.3g}, {r.diff.share:.1%} mismatch ({how})")
-    payload = {"model": args.model, "against": against, "rtol": args.rtol, "atol": args.atol, "ok": ok,
-               "outputs": [d.to_dict() for d in diffs]}
+                    print(
+                        f"  id={r.layer_id} {r.name!r} {r.type}-{r.version} line {r.line} output {r.output}: "
+                        f"max abs {r.diff.max_abs:.3g}, {r.diff.share:.1%} mismatch ({how})"
+                    )
+    payload = {
+        "model": args.model,
+        "against": against,
+        "rtol": args.rtol,
+        "atol": args.atol,
+        "ok": ok,
+        "outputs": [d.to_dict() for d in diffs],
+    }
     if args.per_layer:
         payload["layers"] = [
-            {"id": r.layer_id, "name": r.name, "type": r.type, "version": r.version, "line": r.line,
-             "output": r.output, "introduced": r.introduced, **{k: v for k, v in r.diff.to_dict().items()
-                                                                if k not in ("name",)}}
+            {
+                "id": r.layer_id,
+                "name": r.name,
+                "type": r.type,
+                "version": r.version,
+                "line": r.line,
+                "output": r.output,
+                "introduced": r.introduced,
+                **{k: v for k, v in r.diff.to_dict().items() if k not in ("name",)},
+            }
             for r in layers
         ]
         payload["first_divergent"] = payload["layers"][0] if layers else None
@@ -603,18 +643,24 @@ def cmd_warmup(args) -> int:
         # Specializations depend on element types and ranks, and which reduction kernel runs on
         # the sizes: the model runs once (a dynamic dim as 1 in front, a batch, and as 64
         # elsewhere), and the reduction kernels compile for every element type the model holds.
-        shapes = [f"{i.name}=" + ",".join(str(d or (1 if k == 0 else 64)) for k, d in enumerate(i.shape))
-                  for i in model.inputs if None in i.shape]
+        shapes = [
+            f"{i.name}=" + ",".join(str(d or (1 if k == 0 else 64)) for k, d in enumerate(i.shape))
+            for i in model.inputs
+            if None in i.shape
+        ]
         types = sorted({spec.dtype for spec in model.specs.values() if spec.dtype})
-        code = (f"import sys; from irexec.cli import main; rc = main(['run', {path!r}, '-o', {os.devnull!r}] + "
-                f"[f'--shape={{s}}' for s in {shapes!r}]); "
-                f"from irexec.kernels.reduce.loops import warm; warm(types={tuple(types)!r}); sys.exit(rc)")
+        code = (
+            f"import sys; from irexec.cli import main; rc = main(['run', {path!r}, '-o', {os.devnull!r}] + "
+            f"[f'--shape={{s}}' for s in {shapes!r}]); "
+            f"from irexec.kernels.reduce.loops import warm; warm(types={tuple(types)!r}); sys.exit(rc)"
+        )
         tasks.append((path, [sys.executable, "-c", code]))
     families = []
     for name, part in jit.warm_tasks():
         code = f"import importlib; importlib.import_module({name!r}).warm({'' if part is None else part})"
-        families.append((name.rsplit(".", 1)[-1] + ("" if part is None else f" part {part + 1}"),
-                         [sys.executable, "-c", code]))
+        families.append(
+            (name.rsplit(".", 1)[-1] + ("" if part is None else f" part {part + 1}"), [sys.executable, "-c", code])
+        )
     if everything:
         tasks += families
     env = dict(os.environ, IREXEC_JIT="always", IREXEC_CACHE_DIR=jit.CACHE_DIR)
@@ -640,8 +686,10 @@ def cmd_warmup(args) -> int:
             last = (proc.stderr.read() or "").strip().splitlines()[-1:] or ["?"]
             if proc.returncode != 0 and label in args.models:
                 # a model that does not run on made-up inputs: every family compiles instead
-                print(f"irexec: {label} did not run on random inputs ({last[0]}); compiling every kernel family",
-                      file=sys.stderr)
+                print(
+                    f"irexec: {label} did not run on random inputs ({last[0]}); compiling every kernel family",
+                    file=sys.stderr,
+                )
                 if not everything:
                     everything = True
                     pending += families
@@ -649,8 +697,12 @@ def cmd_warmup(args) -> int:
             elif proc.returncode != 0:
                 failed.append((label, last))
             if tty:
-                print(f"\rwarmup: {done}/{len(tasks)} done, {time.perf_counter() - t0:.1f} s",
-                      end="", file=sys.stderr, flush=True)
+                print(
+                    f"\rwarmup: {done}/{len(tasks)} done, {time.perf_counter() - t0:.1f} s",
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
     if tty:
         print(file=sys.stderr)
     if failed:
@@ -682,28 +734,49 @@ def build_parser() -> argparse.ArgumentParser:
         g = p.add_argument_group("limits")
         g.add_argument("--max-elements", type=_positive_int, metavar="N", help="elements per tensor")
         g.add_argument("--max-tensor-bytes", type=_positive_int, metavar="N", help="bytes per tensor")
-        g.add_argument("--max-total-bytes", type=_positive_int, metavar="N", help="bytes of inputs and folded constants")
+        g.add_argument(
+            "--max-total-bytes", type=_positive_int, metavar="N", help="bytes of inputs and folded constants"
+        )
         g.add_argument("--max-layers", type=_positive_int, metavar="N", help="layers in the model")
         g.add_argument("--max-xml-bytes", type=_positive_int, metavar="N", help="size of the XML file")
-        p.add_argument("--shape", action="append", metavar="NAME=DIMS",
-                       help="reshape an input before shape inference (1,3,224,224; ? and 1..8 allowed)")
-        p.add_argument("--no-mmap", action="store_true",
-                       help="read the .bin into memory instead of mapping it (the file may then change)")
+        p.add_argument(
+            "--shape",
+            action="append",
+            metavar="NAME=DIMS",
+            help="reshape an input before shape inference (1,3,224,224; ? and 1..8 allowed)",
+        )
+        p.add_argument(
+            "--no-mmap",
+            action="store_true",
+            help="read the .bin into memory instead of mapping it (the file may then change)",
+        )
 
     def feeds(p):
-        p.add_argument("-i", "--input", action="append", metavar="NAME=FILE.npy|FILE.npz",
-                       help="input data; inputs not given get seeded random data")
+        p.add_argument(
+            "-i",
+            "--input",
+            action="append",
+            metavar="NAME=FILE.npy|FILE.npz",
+            help="input data; inputs not given get seeded random data",
+        )
         p.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default 0)")
-        p.add_argument("--threads", type=_positive_int, metavar="N",
-                       help="threads the kernels may use (default: cores, or IREXEC_NUM_THREADS)")
+        p.add_argument(
+            "--threads",
+            type=_positive_int,
+            metavar="N",
+            help="threads the kernels may use (default: cores, or IREXEC_NUM_THREADS)",
+        )
 
     p = sub.add_parser("run", help="run the model once and summarize its outputs")
     common(p)
     feeds(p)
     p.add_argument("-o", "--output", metavar="OUT.npz", help="write the outputs to a .npz (or .npy for one)")
     p.add_argument("--dump", metavar="DIR", help="write every layer's output to DIR as .npy, with index.json")
-    p.add_argument("--dump-layers", metavar="PATTERN",
-                   help="dump only layers whose name or type matches this glob (into --dump DIR, default ./dump)")
+    p.add_argument(
+        "--dump-layers",
+        metavar="PATTERN",
+        help="dump only layers whose name or type matches this glob (into --dump DIR, default ./dump)",
+    )
     p.set_defaults(fn=cmd_run)
 
     p = sub.add_parser("validate", help="compare every declared shape/precision with inference")
@@ -726,12 +799,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="compare outputs (or every layer) with OpenVINO, an .npz, or another IR")
     common(p)
     feeds(p)
-    p.add_argument("--against", default="openvino", metavar="openvino|EXPECTED.npz|OTHER.xml",
-                   help="the reference (default: openvino, which must be installed)")
+    p.add_argument(
+        "--against",
+        default="openvino",
+        metavar="openvino|EXPECTED.npz|OTHER.xml",
+        help="the reference (default: openvino, which must be installed)",
+    )
     p.add_argument("--rtol", type=_nonneg_float, default=1e-3, help="relative tolerance (default 1e-3)")
     p.add_argument("--atol", type=_nonneg_float, default=1e-4, help="absolute tolerance (default 1e-4)")
-    p.add_argument("--per-layer", action="store_true",
-                   help="compare every intermediate tensor with OpenVINO; name the first divergent layer")
+    p.add_argument(
+        "--per-layer",
+        action="store_true",
+        help="compare every intermediate tensor with OpenVINO; name the first divergent layer",
+    )
     p.add_argument("--save-inputs", metavar="FILE.npz", help="keep the inputs used")
     p.set_defaults(fn=cmd_compare)
 
@@ -740,8 +820,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_batch_parser(sub, common, feeds)
 
     p = sub.add_parser("warmup", help="compile numba kernels into the cache (for container builds and CI)")
-    p.add_argument("models", nargs="*", metavar="MODEL.xml",
-                   help="compile what these models use (default: every kernel)")
+    p.add_argument(
+        "models", nargs="*", metavar="MODEL.xml", help="compile what these models use (default: every kernel)"
+    )
     p.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1, help="processes (default: cores)")
     p.set_defaults(fn=cmd_warmup)
 
@@ -757,8 +838,11 @@ def _failure_report(args, e: IRExecError) -> None:
     target = getattr(args, "json", None)
     if target is None:
         return
-    payload = {"model": getattr(args, "model", None), "ok": False,
-               "error": {"kind": e.kind, "class": type(e).__name__, "message": str(e), "exit_code": e.exit_code}}
+    payload = {
+        "model": getattr(args, "model", None),
+        "ok": False,
+        "error": {"kind": e.kind, "class": type(e).__name__, "message": str(e), "exit_code": e.exit_code},
+    }
     try:
         _emit_json(target, payload)
     except (IRExecError, OSError):

@@ -93,7 +93,7 @@ def _ov():
         import openvino as ov
     except ImportError:
         raise UsageError(
-            "--against openvino needs OpenVINO: pip install \"irexec[openvino]\" (or pip install openvino)"
+            '--against openvino needs OpenVINO: pip install "irexec[openvino]" (or pip install openvino)'
         ) from None
     return ov
 
@@ -116,8 +116,13 @@ def openvino_outputs(model, feeds: dict, per_layer: bool = False) -> tuple[list,
     bin_path = model.weights.path if model.weights.size else None
     ov_model = core.read_model(model.path, bin_path) if bin_path else core.read_model(model.path)
     if model.reshaped:
-        ov_model.reshape({p.get_any_name(): ov.PartialShape(list(_ov_dims(info))) for p, info in
-                          zip(ov_model.inputs, model.inputs) if info.shape is not None})
+        ov_model.reshape(
+            {
+                p.get_any_name(): ov.PartialShape(list(_ov_dims(info)))
+                for p, info in zip(ov_model.inputs, model.inputs)
+                if info.shape is not None
+            }
+        )
     n_results = len(ov_model.outputs)
     extra = {}
     if per_layer:
@@ -165,7 +170,9 @@ def npz_outputs(path: str, model) -> list:
         names = [info.name] + [a for a, c in model.output_aliases.items() if c == info.name]
         key = next((n for n in names if n in data), None)
         if key is None:
-            raise InputError(f"--against {path} has no array for output {info.name!r} (keys: {', '.join(sorted(data))})")
+            raise InputError(
+                f"--against {path} has no array for output {info.name!r} (keys: {', '.join(sorted(data))})"
+            )
         out.append(data[key])
     return out
 

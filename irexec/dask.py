@@ -50,8 +50,9 @@ def infer(model_path, inputs: dict, batch_axis: int = 0, *, limits=None, shapes=
     for name in inputs:
         pos = model._feed_index.get(name)
         if pos is None:
-            raise InputError(f"{name!r} is not an input of the model; its inputs: "
-                             f"{', '.join(repr(i.name) for i in model.inputs)}")
+            raise InputError(
+                f"{name!r} is not an input of the model; its inputs: {', '.join(repr(i.name) for i in model.inputs)}"
+            )
         given[pos] = name
     missing = [i.name for p, i in enumerate(model.inputs) if p not in given]
     if missing:
@@ -70,8 +71,11 @@ def infer(model_path, inputs: dict, batch_axis: int = 0, *, limits=None, shapes=
         raise InputError(f"the inputs have different lengths along the batch axis: {sorted(lengths)}")
     [length] = lengths
     chunks = arrays[0].chunks[batch_axis % arrays[0].ndim]
-    static = {model.inputs[model._feed_index[n]].shape[batch_axis % a.ndim] for n, a in zip(names, arrays)
-              if model.inputs[model._feed_index[n]].shape is not None}
+    static = {
+        model.inputs[model._feed_index[n]].shape[batch_axis % a.ndim]
+        for n, a in zip(names, arrays)
+        if model.inputs[model._feed_index[n]].shape is not None
+    }
     static.discard(None)
     if len(static) == 1:  # the model takes a fixed batch: chunks of exactly that size
         [b] = static
@@ -86,8 +90,10 @@ def infer(model_path, inputs: dict, batch_axis: int = 0, *, limits=None, shapes=
         return [a.blocks[tuple(i if d == batch_axis % a.ndim else 0 for d in range(a.ndim))] for a in arrays]
 
     probe = None
-    if any(o.shape is None or len(o.shape) <= axis or
-           any(d is None for j, d in enumerate(o.shape) if j != axis) for o in model.outputs):
+    if any(
+        o.shape is None or len(o.shape) <= axis or any(d is None for j, d in enumerate(o.shape) if j != axis)
+        for o in model.outputs
+    ):
         first = dask.compute(*blocks_of(0))
         probe = {k: (v.shape, v.dtype) for k, v in _run(source, options, names, *first).items()}
 

@@ -63,13 +63,17 @@ class Plan:
 def make_plan(graph: Graph, found: Inferred) -> Plan:
     specs = found.specs
     run = [
-        lid for lid in graph.order
-        if lid in graph.needed and lid not in graph.parameters and not graph.layers[lid].type.lower() == "result"
+        lid
+        for lid in graph.order
+        if lid in graph.needed
+        and lid not in graph.parameters
+        and not graph.layers[lid].type.lower() == "result"
         and not all(specs[(lid, i)].value is not None for i in range(len(graph.layers[lid].outputs)))
     ]
     results = tuple(graph.operands[r][0] for r in graph.results)
-    releases = _releases([(graph.operands[lid], [(lid, j) for j in range(len(graph.layers[lid].outputs))])
-                          for lid in run], results)
+    releases = _releases(
+        [(graph.operands[lid], [(lid, j) for j in range(len(graph.layers[lid].outputs))]) for lid in run], results
+    )
 
     def expect(key):
         spec = specs[key]
@@ -79,7 +83,10 @@ def make_plan(graph: Graph, found: Inferred) -> Plan:
 
     steps = tuple(
         Step(
-            lid, found.ops.get(lid), found.sigs.get(lid), graph.operands[lid],
+            lid,
+            found.ops.get(lid),
+            found.sigs.get(lid),
+            graph.operands[lid],
             tuple((lid, j) for j in range(len(graph.layers[lid].outputs))),
             tuple(releases.get(i, ())),
             tuple(expect((lid, j)) for j in range(len(graph.layers[lid].outputs))),
@@ -91,8 +98,14 @@ def make_plan(graph: Graph, found: Inferred) -> Plan:
     from .fusion import fuse
 
     run_steps = fuse(steps, specs, results)
-    return Plan(steps, constants, results, frozenset(id(_root(v)) for v in constants.values()),
-                _make_memo(run_steps, specs, results), run_steps)
+    return Plan(
+        steps,
+        constants,
+        results,
+        frozenset(id(_root(v)) for v in constants.values()),
+        _make_memo(run_steps, specs, results),
+        run_steps,
+    )
 
 
 def _releases(steps, results) -> dict[int, list[ValueKey]]:
@@ -139,9 +152,7 @@ def _make_memo(steps: tuple[Step, ...], specs, results) -> Memo | None:
 
 def _check_output(value: np.ndarray, spec: TensorSpec, step: Step) -> None:
     if value.dtype != numpy_dtype(spec.dtype):
-        raise ExecutionError(
-            f"produced {value.dtype} where {spec.dtype} was inferred (an irexec bug)", step.op.where
-        )
+        raise ExecutionError(f"produced {value.dtype} where {spec.dtype} was inferred (an irexec bug)", step.op.where)
     if spec.shape is not None and (
         len(spec.shape) != value.ndim or any(d is not None and d != n for d, n in zip(spec.shape, value.shape))
     ):
@@ -213,8 +224,9 @@ def _root(a: np.ndarray):
     return a
 
 
-def owned_outputs(values: list[np.ndarray], plan: Plan, feeds: dict, remembered: frozenset = frozenset()
-                  ) -> list[np.ndarray]:
+def owned_outputs(
+    values: list[np.ndarray], plan: Plan, feeds: dict, remembered: frozenset = frozenset()
+) -> list[np.ndarray]:
     """The values, each an array no one else holds: a value whose memory belongs to a constant,
     a feed or a remembered shape-only value, to a buffer that is not a numpy array (a memory
     map), or to another returned value is copied; a fresh result (or a view of one no one else
@@ -225,8 +237,11 @@ def owned_outputs(values: list[np.ndarray], plan: Plan, feeds: dict, remembered:
     for value in values:
         root = _root(value)
         if (
-            id(root) in external or id(root) in seen or root.base is not None
-            or not value.flags.writeable or not root.flags.owndata
+            id(root) in external
+            or id(root) in seen
+            or root.base is not None
+            or not value.flags.writeable
+            or not root.flags.owndata
         ):
             value = value.copy()
             root = value

@@ -21,8 +21,19 @@ from .limits import Limits
 # tokenize.TokenError...), the zip layer (BadZipFile, NotImplementedError for an unknown method
 # or strong encryption, RuntimeError for an encrypted member) and the decompressors.
 _CORRUPT = (
-    ValueError, TypeError, KeyError, OverflowError, OSError, EOFError, SyntaxError, RecursionError,
-    tokenize.TokenError, zipfile.BadZipFile, zlib.error, lzma.LZMAError, NotImplementedError,
+    ValueError,
+    TypeError,
+    KeyError,
+    OverflowError,
+    OSError,
+    EOFError,
+    SyntaxError,
+    RecursionError,
+    tokenize.TokenError,
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    NotImplementedError,
     RuntimeError,
 )
 
@@ -51,8 +62,7 @@ def _read_npy(f, what: str, limits: Limits, budget: list[int] | None = None) -> 
         budget[0] -= nbytes
         if budget[0] < 0:
             raise LimitError(
-                f"{what} of shape {shape} brings the arrays read to more than the limit "
-                f"{limits.max_total_bytes} bytes"
+                f"{what} of shape {shape} brings the arrays read to more than the limit {limits.max_total_bytes} bytes"
             )
     try:
         f.seek(0)

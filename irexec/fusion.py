@@ -81,8 +81,12 @@ class ThenRelu:
         zero = y.dtype.type(0)
         root = _root(y)
         # in place when the producer's result (often a reshaped view) is its own fresh memory
-        if root.flags.owndata and root.flags.writeable and y.flags.writeable and all(
-                _root(a) is not root for a in inputs):
+        if (
+            root.flags.owndata
+            and root.flags.writeable
+            and y.flags.writeable
+            and all(_root(a) is not root for a in inputs)
+        ):
             return [np.maximum(y, zero, out=y)]
         return [np.maximum(y, zero)]
 
@@ -158,9 +162,12 @@ def fuse(steps: tuple, specs, results) -> tuple:
             chain = (p_i, r_i, a_i, s_i, d_i, m_i)
             inner = {k for i in chain[:-1] for k in steps[i].outputs}
             release = tuple(dict.fromkeys(k for i in chain for k in steps[i].release if k not in inner))
-            op = RMSNorm(np.asarray(eps, np.float32).reshape(-1)[0], m.op.where, tuple(steps[i].layer_id for i in chain))
-            replace[m_i] = Step(m.layer_id, op, Sig(("f32",), ("f32",), m.sig.static), (x_key,), m.outputs, release,
-                                m.expect)
+            op = RMSNorm(
+                np.asarray(eps, np.float32).reshape(-1)[0], m.op.where, tuple(steps[i].layer_id for i in chain)
+            )
+            replace[m_i] = Step(
+                m.layer_id, op, Sig(("f32",), ("f32",), m.sig.static), (x_key,), m.outputs, release, m.expect
+            )
             drop.update(chain[:-1])
             break
     steps = tuple(replace.get(i, s) for i, s in enumerate(steps) if i not in drop) if replace else steps
@@ -192,11 +199,23 @@ def _pool_values(steps: tuple, results) -> tuple:
     read = {key for s in steps for key in s.operands} | set(results)
     out = []
     for s in steps:
-        if (s.op is not None and s.op.TYPE == "MaxPool" and len(s.outputs) == 2 and s.outputs[1] not in read
-                and s.sig is not None):
+        if (
+            s.op is not None
+            and s.op.TYPE == "MaxPool"
+            and len(s.outputs) == 2
+            and s.outputs[1] not in read
+            and s.sig is not None
+        ):
             release = tuple(k for k in s.release if k != s.outputs[1])
-            s = Step(s.layer_id, MaxPoolValues(s.op), Sig(s.sig.ins, s.sig.outs[:1], s.sig.static), s.operands,
-                     s.outputs[:1], release, s.expect[:1])
+            s = Step(
+                s.layer_id,
+                MaxPoolValues(s.op),
+                Sig(s.sig.ins, s.sig.outs[:1], s.sig.static),
+                s.operands,
+                s.outputs[:1],
+                release,
+                s.expect[:1],
+            )
         out.append(s)
     return tuple(out)
 
@@ -222,14 +241,26 @@ def _fuse_relu(steps: tuple, results) -> tuple:
         if p_i is None or readers.get(key) != 1 or p_i in drop or p_i in replace:
             continue
         p = steps[p_i]
-        if (p.op is None or p.op.TYPE not in RELU_PRODUCERS or len(p.outputs) != 1 or p.sig is None
-                or p.sig.outs != ("f32",)):
+        if (
+            p.op is None
+            or p.op.TYPE not in RELU_PRODUCERS
+            or len(p.outputs) != 1
+            or p.sig is None
+            or p.sig.outs != ("f32",)
+        ):
             continue
         # at the producer's place: its operands may die before the ReLU's place, while the
         # ReLU's readers all come after the producer
         release = tuple(dict.fromkeys(k for k in p.release + r.release if k != key))
-        replace[p_i] = Step(r.layer_id, ThenRelu(p.op, p.sig, r.layer_id), Sig(p.sig.ins, r.sig.outs, r.sig.static),
-                            p.operands, r.outputs, release, r.expect)
+        replace[p_i] = Step(
+            r.layer_id,
+            ThenRelu(p.op, p.sig, r.layer_id),
+            Sig(p.sig.ins, r.sig.outs, r.sig.static),
+            p.operands,
+            r.outputs,
+            release,
+            r.expect,
+        )
         drop.add(r_i)
     if not replace:
         return steps

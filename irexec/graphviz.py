@@ -25,8 +25,11 @@ def to_dot(model) -> str:
     false_claims = {i.layer_id for i in report.issues}
     unsupported = {lid for ids in model.unsupported.values() for lid in ids}
     unchecked = set(model.unchecked)
-    lines = [f'digraph "{_esc(model.graph.net.name)}" {{', "  rankdir=TB;",
-             '  node [shape=box, style="rounded,filled", fillcolor="#f4f6fb", fontname="Helvetica", fontsize=10];']
+    lines = [
+        f'digraph "{_esc(model.graph.net.name)}" {{',
+        "  rankdir=TB;",
+        '  node [shape=box, style="rounded,filled", fillcolor="#f4f6fb", fontname="Helvetica", fontsize=10];',
+    ]
     for lid in model.graph.order:
         layer = model.graph.layers[lid]
         outs = []
@@ -34,7 +37,9 @@ def to_dot(model) -> str:
             spec = model.specs.get((lid, i))
             if spec is not None and spec.dtype is not None:
                 outs.append(f"{format_shape(spec.shape)} {spec.dtype}")
-        attrs = [f'label="{_esc(layer.name)}\\n{layer.type}-{layer.version}' + "".join(f"\\n{_esc(o)}" for o in outs) + '"']
+        attrs = [
+            f'label="{_esc(layer.name)}\\n{layer.type}-{layer.version}' + "".join(f"\\n{_esc(o)}" for o in outs) + '"'
+        ]
         if lid in unsupported:
             attrs.append('fillcolor="#d0d0d0", style="rounded,filled,dashed"')
         elif lid in unchecked:
@@ -44,7 +49,9 @@ def to_dot(model) -> str:
         lines.append(f"  n{lid} [{', '.join(attrs)}];")
     for lid, operands in model.graph.operands.items():
         for src, pos in operands:
-            lines.append(f"  n{src} -> n{lid}" + (f' [label="{pos}"]' if len(model.graph.layers[src].outputs) > 1 else "") + ";")
+            lines.append(
+                f"  n{src} -> n{lid}" + (f' [label="{pos}"]' if len(model.graph.layers[src].outputs) > 1 else "") + ";"
+            )
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -90,9 +97,13 @@ def _html(model, svg: str | None, dot_text: str) -> str:
             f"<td>{html.escape(info.type)}-{html.escape(info.version)}</td><td>{html.escape(shapes)}</td>"
             f"<td>{html.escape('; '.join(issues.get(info.id, [])) or model.unchecked.get(info.id, ''))}</td></tr>"
         )
-    body = svg if svg is not None else (
-        "<p>Install graphviz (<code>dot</code>) for a drawing; the DOT source is below.</p>"
-        f"<details><summary>DOT</summary><pre>{html.escape(dot_text)}</pre></details>"
+    body = (
+        svg
+        if svg is not None
+        else (
+            "<p>Install graphviz (<code>dot</code>) for a drawing; the DOT source is below.</p>"
+            f"<details><summary>DOT</summary><pre>{html.escape(dot_text)}</pre></details>"
+        )
     )
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>"
@@ -101,7 +112,8 @@ def _html(model, svg: str | None, dot_text: str) -> str:
         ".bad{background:#ffd0d0}.unsupported{background:#e0e0e0}</style></head><body>"
         f"<h1>{html.escape(model.graph.net.name)}</h1>{body}<h2>Layers</h2><table>"
         "<tr><th>id</th><th>name</th><th>type</th><th>outputs</th><th>validate</th></tr>"
-        + "".join(rows) + "</table></body></html>\n"
+        + "".join(rows)
+        + "</table></body></html>\n"
     )
 
 

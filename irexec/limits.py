@@ -41,15 +41,13 @@ class Limits:
         n = math.prod(int(d) for d in shape)
         if n > self.max_tensor_elements:
             raise LimitError(
-                f"{what} of shape {tuple(shape)} has {n} elements, above the limit "
-                f"{self.max_tensor_elements}",
+                f"{what} of shape {tuple(shape)} has {n} elements, above the limit {self.max_tensor_elements}",
                 where,
             )
         nbytes = math.ceil(n * itemsize)
         if nbytes > self.max_tensor_bytes:
             raise LimitError(
-                f"{what} of shape {tuple(shape)} needs {nbytes} bytes, above the limit "
-                f"{self.max_tensor_bytes}",
+                f"{what} of shape {tuple(shape)} needs {nbytes} bytes, above the limit {self.max_tensor_bytes}",
                 where,
             )
         return nbytes

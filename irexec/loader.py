@@ -126,8 +126,7 @@ def infer_graph(graph: Graph, context: Context, allow_unsupported: bool = False)
             folded_bytes += sum(s.value.nbytes for s in outs)
             if folded_bytes > context.limits.max_total_bytes:
                 raise LimitError(
-                    f"constant folding needs {folded_bytes} bytes, above the limit "
-                    f"{context.limits.max_total_bytes}",
+                    f"constant folding needs {folded_bytes} bytes, above the limit {context.limits.max_total_bytes}",
                     where,
                 )
         found.ops[lid] = op

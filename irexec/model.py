@@ -152,8 +152,7 @@ class Model:
         for name, shape in shapes.items():
             if name not in by_name:
                 raise UsageError(
-                    f"shape given for {name!r}, which is not an input (inputs: "
-                    f"{', '.join(sorted(by_name))})"
+                    f"shape given for {name!r}, which is not an input (inputs: {', '.join(sorted(by_name))})"
                 )
             if isinstance(shape, str):
                 text = shape
@@ -232,7 +231,11 @@ class Model:
             specs = [self.specs[(lid, i)] for i in range(len(layer.outputs))]
             out.append(
                 LayerInfo(
-                    lid, layer.name, layer.type, layer.version, layer.line,
+                    lid,
+                    layer.name,
+                    layer.type,
+                    layer.version,
+                    layer.line,
                     tuple(self._info(layer.name, s) for s in specs),
                 )
             )
@@ -256,10 +259,22 @@ class Model:
                 if port.precision is not None and port.precision != spec.dtype:
                     found.append(("precision", port.precision, spec.dtype))
                 for kind, declared, inferred in found:
-                    issue = Issue(lid, layer.name, layer.type, layer.version, port.line or layer.line,
-                                  port.id, direction, kind, declared, inferred)
-                    decompressed = kind == "precision" and declared in ("f16", "bf16") and _is_decompression(
-                        self.graph.layers[key[0]]
+                    issue = Issue(
+                        lid,
+                        layer.name,
+                        layer.type,
+                        layer.version,
+                        port.line or layer.line,
+                        port.id,
+                        direction,
+                        kind,
+                        declared,
+                        inferred,
+                    )
+                    decompressed = (
+                        kind == "precision"
+                        and declared in ("f16", "bf16")
+                        and _is_decompression(self.graph.layers[key[0]])
                     )
                     (notes if decompressed else issues).append(issue)
         for e in self.graph.dangling:
@@ -268,10 +283,18 @@ class Model:
             lay = self.graph.layers.get(known)
             port = e.from_port if known == e.from_layer else e.to_port
             issues.append(
-                Issue(known, lay.name if lay else "", lay.type if lay else "", lay.version if lay else "",
-                      e.line, port, "edge", "edge",
-                      f"edge {e.from_layer}:{e.from_port} -> {e.to_layer}:{e.to_port}",
-                      f"layer id {missing} does not exist (the edge is ignored, as OpenVINO does)")
+                Issue(
+                    known,
+                    lay.name if lay else "",
+                    lay.type if lay else "",
+                    lay.version if lay else "",
+                    e.line,
+                    port,
+                    "edge",
+                    "edge",
+                    f"edge {e.from_layer}:{e.from_port} -> {e.to_layer}:{e.to_port}",
+                    f"layer id {missing} does not exist (the edge is ignored, as OpenVINO does)",
+                )
             )
         infos = self.layer_infos()
         unused = tuple(i for i in infos if i.id not in self.graph.needed)
@@ -366,8 +389,7 @@ class Model:
             value = self._sub_byte_feed(info, value, et)
         elif et != want:
             raise InputError(
-                f"input {info.name!r} has dtype {value.dtype}, the model expects {info.element_type} "
-                f"({info.dtype})"
+                f"input {info.name!r} has dtype {value.dtype}, the model expects {info.element_type} ({info.dtype})"
             )
         bounds = self.ops[self.graph.parameters[pos]].bounds
         if bounds is not None:

@@ -32,7 +32,10 @@ def run_cli(*args, timeout: float = 60) -> tuple[int, str, str, int, float]:
         t0 = time.perf_counter()
         proc = subprocess.Popen(
             [sys.executable, "-c", _LAUNCHER, str(stats), sys.executable, "-m", "irexec", *map(str, args)],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
         try:

@@ -10,8 +10,19 @@ from lxml import etree
 from irexec.dtypes import from_numpy
 
 PRECISION = {
-    "f32": "FP32", "f16": "FP16", "bf16": "BF16", "f64": "FP64", "i8": "I8", "u8": "U8", "i16": "I16",
-    "u16": "U16", "i32": "I32", "u32": "U32", "i64": "I64", "u64": "U64", "boolean": "BOOL",
+    "f32": "FP32",
+    "f16": "FP16",
+    "bf16": "BF16",
+    "f64": "FP64",
+    "i8": "I8",
+    "u8": "U8",
+    "i16": "I16",
+    "u16": "U16",
+    "i32": "I32",
+    "u32": "U32",
+    "i64": "I64",
+    "u64": "U64",
+    "boolean": "BOOL",
 }
 
 
@@ -88,7 +99,9 @@ class Net:
             layers.append(el)
         edges = etree.SubElement(net, "edges")
         for a, b, c, d in self.edges:
-            etree.SubElement(edges, "edge", {"from-layer": str(a), "from-port": str(b), "to-layer": str(c), "to-port": str(d)})
+            etree.SubElement(
+                edges, "edge", {"from-layer": str(a), "from-port": str(b), "to-layer": str(c), "to-port": str(d)}
+            )
         path.write_bytes(etree.tostring(net, pretty_print=True, xml_declaration=True))
         path.with_suffix(".bin").write_bytes(bytes(self.blob))
         return path

@@ -188,8 +188,13 @@ def _onnx_semantics(tmp: Path) -> Base:
     lse = n.op("ReduceLogSumExp", [x], {"axes": "1", "keepdims": "0"}, version="onnx", out_dims=[2, 4])
     mean = n.op("Mean", [lse, n.const(np.linspace(-1, 1, 4).astype(np.float32))], version="onnx", out_dims=[2, 4])
     n.result(mean, "mean")
-    ssq = n.op("ReduceSumSquare", [x, axes], {"keepdims": "1", "noop_with_empty_axes": "1"}, version="onnx",
-               out_dims=[-1, -1, -1])
+    ssq = n.op(
+        "ReduceSumSquare",
+        [x, axes],
+        {"keepdims": "1", "noop_with_empty_axes": "1"},
+        version="onnx",
+        out_dims=[-1, -1, -1],
+    )
     n.result(ssq, "ssq")
     return _net_bytes(n, tmp)
 
@@ -210,33 +215,175 @@ def base_models(tmp: Path, onnx: bool = False) -> list[Base]:
 # ---- interesting values ------------------------------------------------------------------------
 
 NUMBERS = [
-    "0", "1", "2", "3", "4", "7", "-1", "-2", "", " 3 ", "+3", "3.0", "0x3", "1e3",
-    "٣", "³", "١٢", "９",
-    str(2**31), str(2**32), str(2**63 - 1), str(2**63), str(2**64), "99999999999999999999999",
+    "0",
+    "1",
+    "2",
+    "3",
+    "4",
+    "7",
+    "-1",
+    "-2",
+    "",
+    " 3 ",
+    "+3",
+    "3.0",
+    "0x3",
+    "1e3",
+    "٣",
+    "³",
+    "١٢",
+    "９",
+    str(2**31),
+    str(2**32),
+    str(2**63 - 1),
+    str(2**63),
+    str(2**64),
+    "99999999999999999999999",
 ]
 DIMS = NUMBERS + ["?", "-1", "..3", "1..3"]
 LISTS = ["0", "1", "0,1", "1,2", "-1", "-1,-2", "0,0", "5", "-9", "1,,2", "[1,2]", "2,3,4", "2, 3, 4", "0,1,2,3"]
 SHAPES = [
-    "", "?", "...", "?,?", "1..3", "..4", "2..", "3..1", "2,3", "2,3,4", "2,1,3", "0", "0,5", "-1,3",
-    "-2", "2,?", "٣", f"{2**32},{2**32}", f"0,{2**64}", "1," * 70 + "1",
+    "",
+    "?",
+    "...",
+    "?,?",
+    "1..3",
+    "..4",
+    "2..",
+    "3..1",
+    "2,3",
+    "2,3,4",
+    "2,1,3",
+    "0",
+    "0,5",
+    "-1,3",
+    "-2",
+    "2,?",
+    "٣",
+    f"{2**32},{2**32}",
+    f"0,{2**64}",
+    "1," * 70 + "1",
 ]
-ETYPES = ["f32", "f16", "bf16", "f64", "i64", "i32", "i8", "u8", "u64", "boolean", "u1", "u4", "i4",
-          "dynamic", "undefined", "string", "foo", "FP32", ""]
+ETYPES = [
+    "f32",
+    "f16",
+    "bf16",
+    "f64",
+    "i64",
+    "i32",
+    "i8",
+    "u8",
+    "u64",
+    "boolean",
+    "u1",
+    "u4",
+    "i4",
+    "dynamic",
+    "undefined",
+    "string",
+    "foo",
+    "FP32",
+    "",
+]
 BOOLS = ["true", "false", "TRUE", "False", "1", "0", "yes", "", "2"]
 MISC = ["numpy", "none", "pdpd", "NUMPY", "x", "y", "a\\,b", "é", "\u202e", "\n"]
 ATTR_VALUES = sorted(set(NUMBERS + LISTS + SHAPES + ETYPES + BOOLS + MISC), key=lambda s: (len(s), s))
-ATTR_NAMES = ["keep_dims", "shape", "element_type", "offset", "size", "destination_type", "output_type",
-              "auto_broadcast", "special_zero", "allow_axis_skip", "m_pythondiv", "keepdims",
-              "noop_with_empty_axes", "axes"]
-PRECISIONS = ["FP32", "FP16", "BF16", "FP64", "I8", "U8", "I32", "I64", "U64", "BOOL", "BIN", "U1", "I4",
-              "U4", "dynamic", "", "foo", "f32", "i64", "FP٣٢"]
-TYPES = ["Parameter", "Const", "Result", "ReduceMean", "ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin",
-         "ReduceL1", "ReduceL2", "ReduceLogicalAnd", "ReduceLogicalOr", "Add", "Subtract", "Multiply",
-         "Divide", "Power", "Maximum", "Abs", "Exp", "Log", "Sqrt", "Negative", "Squeeze", "Unsqueeze",
-         "Reshape", "ShapeOf", "Range", "Convert", "ConvertLike", "Identity", "Mean", "ReduceLogSumExp",
-         "reducemean", "RESULT", "Foo", ""]
-VERSIONS = ["opset1", "opset3", "opset4", "opset8", "opset13", "opset15", "opset16", "opset0", "opset99",
-            "onnx", "ONNX", "", "opset", "opset١", "opset99999", "experimental", "1"]
+ATTR_NAMES = [
+    "keep_dims",
+    "shape",
+    "element_type",
+    "offset",
+    "size",
+    "destination_type",
+    "output_type",
+    "auto_broadcast",
+    "special_zero",
+    "allow_axis_skip",
+    "m_pythondiv",
+    "keepdims",
+    "noop_with_empty_axes",
+    "axes",
+]
+PRECISIONS = [
+    "FP32",
+    "FP16",
+    "BF16",
+    "FP64",
+    "I8",
+    "U8",
+    "I32",
+    "I64",
+    "U64",
+    "BOOL",
+    "BIN",
+    "U1",
+    "I4",
+    "U4",
+    "dynamic",
+    "",
+    "foo",
+    "f32",
+    "i64",
+    "FP٣٢",
+]
+TYPES = [
+    "Parameter",
+    "Const",
+    "Result",
+    "ReduceMean",
+    "ReduceSum",
+    "ReduceProd",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogicalAnd",
+    "ReduceLogicalOr",
+    "Add",
+    "Subtract",
+    "Multiply",
+    "Divide",
+    "Power",
+    "Maximum",
+    "Abs",
+    "Exp",
+    "Log",
+    "Sqrt",
+    "Negative",
+    "Squeeze",
+    "Unsqueeze",
+    "Reshape",
+    "ShapeOf",
+    "Range",
+    "Convert",
+    "ConvertLike",
+    "Identity",
+    "Mean",
+    "ReduceLogSumExp",
+    "reducemean",
+    "RESULT",
+    "Foo",
+    "",
+]
+VERSIONS = [
+    "opset1",
+    "opset3",
+    "opset4",
+    "opset8",
+    "opset13",
+    "opset15",
+    "opset16",
+    "opset0",
+    "opset99",
+    "onnx",
+    "ONNX",
+    "",
+    "opset",
+    "opset١",
+    "opset99999",
+    "experimental",
+    "1",
+]
 IDS = ["٣", "-1", "", "1e2", "+1", str(2**32), str(2**64), "99999999999999999999999", " 2 "]
 
 
@@ -395,8 +542,9 @@ def mut_structure(case: Case, ch) -> str:
     """Delete a layer, clone one (same or fresh id), drop a <data>/<input>/<output>, or the net's
     version / <edges> / <layers>."""
     layers = _layers(case)
-    action = ch.choice(["delete", "clone", "clone_same_id", "drop_child", "net_version", "drop_edges",
-                        "swap", "missing_attr"])
+    action = ch.choice(
+        ["delete", "clone", "clone_same_id", "drop_child", "net_version", "drop_edges", "swap", "missing_attr"]
+    )
     if action == "net_version":
         value = ch.choice(["10", "11", "12", "9", "١١", "", "11.0", "010"])
         case.root.set("version", value)
@@ -464,7 +612,7 @@ def mut_bin(case: Case, ch) -> str:
     at = ch.integer(0, len(blob) - 1)
     n = ch.integer(1, min(8, len(blob) - at))
     fill = ch.choice([0x00, 0xFF, 0x7F, 0x80, 0x01])
-    case.bin = blob[:at] + bytes([fill]) * n + blob[at + n:]
+    case.bin = blob[:at] + bytes([fill]) * n + blob[at + n :]
     return f".bin bytes {at}..{at + n - 1} = {fill:#04x}"
 
 
@@ -486,7 +634,7 @@ def mut_xml_bytes(case: Case, ch) -> str:
         return "XML has no digit"
     at = ch.choice(positions)
     digit = data[at] - 0x30
-    case.raw_xml = data[:at] + chr(0x0660 + digit).encode() + data[at + 1:]
+    case.raw_xml = data[:at] + chr(0x0660 + digit).encode() + data[at + 1 :]
     return f"XML: digit at byte {at} -> Arabic-Indic {digit}"
 
 
@@ -501,7 +649,9 @@ MUTATORS = {
     "bin": mut_bin,
 }
 # Weighted: the semantic mutators more often than the structural ones.
-WEIGHTED = ["attr"] * 4 + ["dim"] * 3 + ["port"] * 2 + ["edge"] * 2 + ["layer_id", "type_version", "structure", "bin", "bin"]
+WEIGHTED = (
+    ["attr"] * 4 + ["dim"] * 3 + ["port"] * 2 + ["edge"] * 2 + ["layer_id", "type_version", "structure", "bin", "bin"]
+)
 
 
 def mutate(base: Base, ch, max_steps: int = 3) -> Case:

@@ -9,9 +9,16 @@ from irexec.dtypes import numpy_dtype, round_bf16
 
 def _empty(op, dt, is_float):
     return {
-        "sum": 0, "l1": 0, "l2": 0, "sumsq": 0, "prod": 1, "and": True, "or": False,
+        "sum": 0,
+        "l1": 0,
+        "l2": 0,
+        "sumsq": 0,
+        "prod": 1,
+        "and": True,
+        "or": False,
         "mean": np.nan if is_float else 0,
-        "logsum": -np.inf, "logsumexp": -np.inf,
+        "logsum": -np.inf,
+        "logsumexp": -np.inf,
         "max": (-np.inf if is_float else (False if dt.kind == "b" else np.iinfo(dt).min)),
         "min": (np.inf if is_float else (True if dt.kind == "b" else np.iinfo(dt).max)),
     }[op]

@@ -94,10 +94,18 @@ INTS = ("i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64")
 
 # numpy dtype of the arrays irexec returns (bf16 surfaces as float32, SPEC §5)
 NUMPY = {
-    "f64": np.dtype(np.float64), "f32": np.dtype(np.float32), "f16": np.dtype(np.float16),
-    "bf16": np.dtype(np.float32), "i8": np.dtype(np.int8), "u8": np.dtype(np.uint8),
-    "i16": np.dtype(np.int16), "u16": np.dtype(np.uint16), "i32": np.dtype(np.int32),
-    "u32": np.dtype(np.uint32), "i64": np.dtype(np.int64), "u64": np.dtype(np.uint64),
+    "f64": np.dtype(np.float64),
+    "f32": np.dtype(np.float32),
+    "f16": np.dtype(np.float16),
+    "bf16": np.dtype(np.float32),
+    "i8": np.dtype(np.int8),
+    "u8": np.dtype(np.uint8),
+    "i16": np.dtype(np.int16),
+    "u16": np.dtype(np.uint16),
+    "i32": np.dtype(np.int32),
+    "u32": np.dtype(np.uint32),
+    "i64": np.dtype(np.int64),
+    "u64": np.dtype(np.uint64),
     "boolean": np.dtype(np.bool_),
 }
 
@@ -232,8 +240,15 @@ def reduce_reference(kind: str, x: np.ndarray, axes, keep: bool, et: str) -> np.
 
 
 REDUCE_TYPES = {
-    "mean": "ReduceMean", "sum": "ReduceSum", "prod": "ReduceProd", "max": "ReduceMax", "min": "ReduceMin",
-    "l1": "ReduceL1", "l2": "ReduceL2", "and": "ReduceLogicalAnd", "or": "ReduceLogicalOr",
+    "mean": "ReduceMean",
+    "sum": "ReduceSum",
+    "prod": "ReduceProd",
+    "max": "ReduceMax",
+    "min": "ReduceMin",
+    "l1": "ReduceL1",
+    "l2": "ReduceL2",
+    "and": "ReduceLogicalAnd",
+    "or": "ReduceLogicalOr",
 }
 
 
@@ -261,8 +276,14 @@ class Graph:
 
     def const(self, value, dtype=np.int64) -> V:
         arr = np.array(value, dtype)
-        et = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.float64): "f64",
-              np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.bool_): "boolean"}[arr.dtype]
+        et = {
+            np.dtype(np.float32): "f32",
+            np.dtype(np.float16): "f16",
+            np.dtype(np.float64): "f64",
+            np.dtype(np.int32): "i32",
+            np.dtype(np.int64): "i64",
+            np.dtype(np.bool_): "boolean",
+        }[arr.dtype]
         node = self.ops.constant(arr)
         val = ref_value(arr, et)
         return V(node.output(0), et, lambda f, val=val: val)
@@ -273,9 +294,15 @@ class Graph:
     # -- reductions -----------------------------------------------------------------------
     def reduce(self, kind: str, x: V, axes: V, keep: bool) -> V:
         fn = {
-            "mean": self.ops.reduce_mean, "sum": self.ops.reduce_sum, "prod": self.ops.reduce_prod,
-            "max": self.ops.reduce_max, "min": self.ops.reduce_min, "l1": self.ops.reduce_l1,
-            "l2": self.ops.reduce_l2, "and": self.ops.reduce_logical_and, "or": self.ops.reduce_logical_or,
+            "mean": self.ops.reduce_mean,
+            "sum": self.ops.reduce_sum,
+            "prod": self.ops.reduce_prod,
+            "max": self.ops.reduce_max,
+            "min": self.ops.reduce_min,
+            "l1": self.ops.reduce_l1,
+            "l2": self.ops.reduce_l2,
+            "and": self.ops.reduce_logical_and,
+            "or": self.ops.reduce_logical_or,
         }[kind]
         node = fn(x.out, axes.out, keep)
         return V(node.output(0), x.et, lambda f: reduce_reference(kind, x.ref(f), axes.ref(f), keep, x.et))
@@ -284,8 +311,13 @@ class Graph:
     def binary(self, kind: str, a: V, b: V, pythondiv: bool = True) -> V:
         o = self.ops
         node = {
-            "add": o.add, "sub": o.subtract, "mul": o.multiply, "div": o.divide,
-            "max": o.maximum, "min": o.minimum, "pow": o.power,
+            "add": o.add,
+            "sub": o.subtract,
+            "mul": o.multiply,
+            "div": o.divide,
+            "max": o.maximum,
+            "min": o.minimum,
+            "pow": o.power,
         }[kind](a.out, b.out)
         if kind == "div" and not pythondiv:
             node.set_attribute("m_pythondiv", False)
@@ -422,8 +454,15 @@ AXES_PATTERNS = {
 # Empty axes are in models of their own: OpenVINO's CPU plugin refuses a whole model holding one
 # ("gets incorrect number of input/output dimensions"), which would hide its other answers.
 # rank-0 data: OpenVINO refuses keep_dims=true with a non-empty axes list ("out-of-range dimension")
-RANK0_PATTERNS = [("ax0", [0], False), ("neg", [-1], False), ("scalar", 0, False), ("scalarneg", -1, False),
-                  ("dup", [0, 0], False), ("empty_keep", [], True), ("empty", [], False)]
+RANK0_PATTERNS = [
+    ("ax0", [0], False),
+    ("neg", [-1], False),
+    ("scalar", 0, False),
+    ("scalarneg", -1, False),
+    ("dup", [0, 0], False),
+    ("empty_keep", [], True),
+    ("empty", [], False),
+]
 
 
 def _data(g: Graph, kind: str, name: str, shape, run_shape) -> V:
@@ -910,7 +949,10 @@ def _onnx_corpus_in(directory: str) -> tuple[OnnxCase, ...]:
             xml, err = None, f"{type(e).__name__}: {str(e).strip()}"
         out.append(
             OnnxCase(
-                case.name, onnx_path, xml, err,
+                case.name,
+                onnx_path,
+                xml,
+                err,
                 [i.name for i in case.model.graph.input],
                 [o.name for o in case.model.graph.output],
                 [(list(ins), list(outs)) for ins, outs in case.data_sets],
@@ -1006,8 +1048,9 @@ def shape_mismatches(irexec_model, xml: Path) -> list[str]:
             want_et = ov_etype(op.get_output_element_type(i))
             got = info.outputs[i]
             if got.shape != want and folded_shape(op.get_friendly_name(), i) != ("ok", got.shape):
-                problems.append(f"{where} output {i}: irexec shape {got.shape}, OpenVINO {want} "
-                                f"({op.get_output_partial_shape(i)})")
+                problems.append(
+                    f"{where} output {i}: irexec shape {got.shape}, OpenVINO {want} ({op.get_output_partial_shape(i)})"
+                )
             if got.element_type != want_et:
                 problems.append(f"{where} output {i}: irexec element type {got.element_type}, OpenVINO {want_et}")
     # model outputs, in Result order
@@ -1018,8 +1061,10 @@ def shape_mismatches(irexec_model, xml: Path) -> list[str]:
         if out.shape != want and folded_shape("", 0, result_index=k) != out.shape:
             problems.append(f"output {out.name!r}: irexec shape {out.shape}, OpenVINO {want}")
         if out.element_type != ov_etype(r.get_output_element_type(0)):
-            problems.append(f"output {out.name!r}: irexec element type {out.element_type}, OpenVINO "
-                            f"{ov_etype(r.get_output_element_type(0))}")
+            problems.append(
+                f"output {out.name!r}: irexec element type {out.element_type}, OpenVINO "
+                f"{ov_etype(r.get_output_element_type(0))}"
+            )
         if port.get_names() and out.name not in port.get_names():
             problems.append(f"output {out.name!r} is none of OpenVINO's names {sorted(port.get_names())}")
     # model inputs, in Parameter order

@@ -38,8 +38,18 @@ def param(name: str, shape, dtype=np.float32):
     return p
 
 
-def check(tmp_path, params, outputs, feeds: dict, *, rtol: float = 1e-4, atol: float = 1e-5, compress: bool = False,
-          name: str = "m", values: bool = True) -> dict:
+def check(
+    tmp_path,
+    params,
+    outputs,
+    feeds: dict,
+    *,
+    rtol: float = 1e-4,
+    atol: float = 1e-5,
+    compress: bool = False,
+    name: str = "m",
+    values: bool = True,
+) -> dict:
     """Save the graph from `params` (made with `param`) to `outputs` (nodes or node outputs),
     load it with irexec, compare shapes with read_model, run both, compare values. `feeds` maps
     the parameters' names to arrays. Returns irexec's outputs by name."""
@@ -68,8 +78,14 @@ def check(tmp_path, params, outputs, feeds: dict, *, rtol: float = 1e-4, atol: f
         w = np.asarray(w)
         assert g.shape == w.shape, f"output {oname}: shape {g.shape}, OpenVINO {w.shape}"
         if g.dtype.kind in "fc":
-            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol,
-                                       equal_nan=True, err_msg=f"output {oname}")
+            np.testing.assert_allclose(
+                g.astype(np.float64),
+                w.astype(np.float64),
+                rtol=rtol,
+                atol=atol,
+                equal_nan=True,
+                err_msg=f"output {oname}",
+            )
         else:
             np.testing.assert_array_equal(g, w.astype(g.dtype), err_msg=f"output {oname}")
     return got

@@ -30,8 +30,14 @@ from irexec.cli import main as cli_main
 
 pytest.importorskip("distributed")
 ROOT = Path(__file__).resolve().parents[1]
-ENV = dict(os.environ, IREXEC_JIT="never", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-           PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+ENV = dict(
+    os.environ,
+    IREXEC_JIT="never",
+    OMP_NUM_THREADS="1",
+    OPENBLAS_NUM_THREADS="1",
+    MKL_NUM_THREADS="1",
+    PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+)
 
 
 @pytest.fixture(autouse=True)
@@ -80,8 +86,15 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def _start_batch(*args, stderr=subprocess.PIPE) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "irexec", "batch", *map(str, args)], cwd=ROOT, env=ENV,
-                            stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "irexec", "batch", *map(str, args)],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def _batch(*args, timeout=120) -> subprocess.CompletedProcess:
@@ -135,8 +148,7 @@ except irexec.UsageError as e:
     print("API:", e)
 sys.exit(code)
 """
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=ENV, capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == 'irexec: usage: irexec batch needs Dask: pip install "irexec[dask]"'
     assert 'API: irexec.dask needs Dask: pip install "irexec[dask]"' in proc.stdout
@@ -159,8 +171,21 @@ def test_local_cluster_batch_matches_infer_and_records_every_sample(tmp_path):
     assert _check_outputs(xml, inputs, out, good) == 20
 
     # the same bytes as `irexec run -i SAMPLE -o OUT.npz`
-    assert cli_main(["run", str(xml), "-i", str(inputs / "s007.npz"), "-o", str(tmp_path / "run.npz"),
-                     "--json", str(tmp_path / "run.json")]) == 0
+    assert (
+        cli_main(
+            [
+                "run",
+                str(xml),
+                "-i",
+                str(inputs / "s007.npz"),
+                "-o",
+                str(tmp_path / "run.npz"),
+                "--json",
+                str(tmp_path / "run.json"),
+            ]
+        )
+        == 0
+    )
     with np.load(tmp_path / "run.npz") as a, np.load(out / "s007.npz") as b:
         assert a.files == b.files
         for k in a.files:
@@ -207,10 +232,27 @@ def test_a_task_that_raises_is_retried_then_its_samples_run_one_by_one(tmp_path,
         return real(source, options, sample, output)
 
     monkeypatch.setattr(batch, "run_sample", planted)
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None,
-                      host="127.0.0.1", protocol="tcp://") as lc:
-        code = cli_main(["batch", str(xml), str(inputs), "--out", str(out), "--scheduler", lc.scheduler_address,
-                         "--shared-storage", "--chunk-size", "3", "--retries", "1", "--json", str(tmp_path / "s.json")])
+    with LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None, host="127.0.0.1", protocol="tcp://"
+    ) as lc:
+        code = cli_main(
+            [
+                "batch",
+                str(xml),
+                str(inputs),
+                "--out",
+                str(out),
+                "--scheduler",
+                lc.scheduler_address,
+                "--shared-storage",
+                "--chunk-size",
+                "3",
+                "--retries",
+                "1",
+                "--json",
+                str(tmp_path / "s.json"),
+            ]
+        )
     assert code == 1
     records = _manifest(out)
     assert sorted(Path(r["input"]).stem for r in records) == [f"s{i:03d}" for i in range(9)]
@@ -269,8 +311,9 @@ def test_resume_redoes_only_missing_and_damaged_outputs(tmp_path):
     before = {p.name: p.stat().st_mtime_ns for p in out.glob("s*.npz")}
 
     # the samples named by an fsspec URL glob this time; stderr on a terminal shows the progress line
-    code, stdout, stderr = _run_on_a_terminal(xml, f"file://{inputs}/s*.npz", "--out", out, "--workers", "1",
-                                              "--resume", "--json", "-")
+    code, stdout, stderr = _run_on_a_terminal(
+        xml, f"file://{inputs}/s*.npz", "--out", out, "--workers", "1", "--resume", "--json", "-"
+    )
     assert code == 0, stderr
     assert "batch: 4/4 done, 0 failed" in stderr and "samples/s" in stderr and "ETA" in stderr
     summary = json.loads(stdout)
@@ -279,8 +322,16 @@ def test_resume_redoes_only_missing_and_damaged_outputs(tmp_path):
     assert len(records) == 16  # the first run's 8 lines are kept; the second run's follow
     second = [r for r in records if r["run"] == summary["run"]]
     status = {Path(r["input"].split("://")[-1]).stem: r["status"] for r in second}
-    assert status == {"s000": "skipped", "s001": "ok", "s002": "ok", "s003": "ok", "s004": "skipped",
-                      "s005": "ok", "s006": "skipped", "s007": "skipped"}
+    assert status == {
+        "s000": "skipped",
+        "s001": "ok",
+        "s002": "ok",
+        "s003": "ok",
+        "s004": "skipped",
+        "s005": "ok",
+        "s006": "skipped",
+        "s007": "skipped",
+    }
     assert all(r["input"].startswith("file://") for r in second)
     for name, mtime in before.items():
         if name in ("s000.npz", "s004.npz", "s006.npz", "s007.npz"):
@@ -306,12 +357,30 @@ class _Cluster:
         self.workers: list[subprocess.Popen] = []
         self.logs: list[Path] = []
         try:
-            self._start(["scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"],
-                        tmp_path / "scheduler.log")
+            self._start(
+                ["scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"],
+                tmp_path / "scheduler.log",
+            )
             for i in range(workers):
-                self.workers.append(self._start(
-                    ["worker", self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host",
-                     "127.0.0.1", "--death-timeout", "60", "--name", f"w{i}"], tmp_path / f"worker{i}.log"))
+                self.workers.append(
+                    self._start(
+                        [
+                            "worker",
+                            self.address,
+                            "--nthreads",
+                            "1",
+                            "--no-nanny",
+                            "--no-dashboard",
+                            "--host",
+                            "127.0.0.1",
+                            "--death-timeout",
+                            "60",
+                            "--name",
+                            f"w{i}",
+                        ],
+                        tmp_path / f"worker{i}.log",
+                    )
+                )
             self._wait_for(workers)
         except BaseException:
             self.close()
@@ -320,8 +389,14 @@ class _Cluster:
     def _start(self, cmd, log: Path) -> subprocess.Popen:
         self.logs.append(log)
         with open(log, "w") as f:
-            p = subprocess.Popen([sys.executable, "-m", "dask", *cmd], env=ENV, stdout=f, stderr=subprocess.STDOUT,
-                                 start_new_session=True, cwd=ROOT)
+            p = subprocess.Popen(
+                [sys.executable, "-m", "dask", *cmd],
+                env=ENV,
+                stdout=f,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                cwd=ROOT,
+            )
         self.procs.append(p)
         return p
 
@@ -387,7 +462,7 @@ def test_external_scheduler_and_workers(tmp_path, cluster):
         assert got["y"].chunks == ((4, 4, 4),) and got["e"].shape == (12, 256)
         y, e = client.compute([got["y"], got["e"]], sync=True)
     m = irexec.load(xml)
-    want = [m.infer({"x": data[i:i + 4]}) for i in (0, 4, 8)]
+    want = [m.infer({"x": data[i : i + 4]}) for i in (0, 4, 8)]
     np.testing.assert_array_equal(y, np.concatenate([w["y"] for w in want]))
     np.testing.assert_array_equal(e, np.concatenate([w["e"] for w in want]))
 
@@ -400,16 +475,20 @@ def test_a_worker_killed_mid_batch_loses_nothing(tmp_path, cluster):
     n, chunk = 60, 15
     inputs = _samples(tmp_path, n, shape=(16, 1 << 14))
     out = tmp_path / "out"
-    proc = _start_batch(xml, inputs, "--out", out, "--scheduler", cluster.address, "--shared-storage",
-                        "--chunk-size", chunk)
+    proc = _start_batch(
+        xml, inputs, "--out", out, "--scheduler", cluster.address, "--shared-storage", "--chunk-size", chunk
+    )
 
     def written(first, last):
         return [p for p in (out / f"s{i:03d}.npz" for i in range(first, last)) if p.exists()]
 
     try:
         deadline = time.time() + 90
-        while time.time() < deadline and proc.poll() is None and (
-                len(written(0, chunk)) < 2 or len(written(chunk, 2 * chunk)) < 2):
+        while (
+            time.time() < deadline
+            and proc.poll() is None
+            and (len(written(0, chunk)) < 2 or len(written(chunk, 2 * chunk)) < 2)
+        ):
             time.sleep(0.01)
         before = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in out.glob("s*.npz")}
         assert proc.poll() is None and len(before) < 2 * chunk, (len(before), proc.poll())  # both mid-task
@@ -427,8 +506,11 @@ def test_a_worker_killed_mid_batch_loses_nothing(tmp_path, cluster):
     by = {Path(r["input"]).name: r["worker"] for r in records}
     assert set(by.values()) <= {killed, survivor}
     assert list(by.values()).count(killed) <= n - 2 * chunk  # its task in flight was not counted for it
-    again = [name for name, st in before.items() if (out / name).stat().st_ino != st[0]
-             or (out / name).stat().st_mtime_ns != st[1]]
+    again = [
+        name
+        for name, st in before.items()
+        if (out / name).stat().st_ino != st[0] or (out / name).stat().st_mtime_ns != st[1]
+    ]
     assert again and all(by[name] == survivor for name in again)  # the killed worker's task, redone
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
 

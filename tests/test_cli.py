@@ -36,7 +36,10 @@ def irexec(*args, expect: int | None = 0) -> subprocess.CompletedProcess:
     """Run `python3 -m irexec ARGS` from the repository root; check the exit code and no traceback."""
     proc = subprocess.run(
         [sys.executable, "-m", "irexec", *map(str, args)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert "Traceback" not in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stdout, proc.stdout
@@ -164,8 +167,9 @@ def test_run_runtime_axes_mixed_inputs(axes, tmp_path):
     np.savez(tmp_path / "data.npz", data=feeds["data"])
     np.save(tmp_path / "axes.npy", feeds["axes"])
     out = tmp_path / "out.npz"
-    irexec("run", sample_xml(sample.name), "-i", tmp_path / "data.npz", "-i", f"axes={tmp_path / 'axes.npy'}",
-           "-o", out)
+    irexec(
+        "run", sample_xml(sample.name), "-i", tmp_path / "data.npz", "-i", f"axes={tmp_path / 'axes.npy'}", "-o", out
+    )
     got = read_npz(out)["output"]
     assert_close(got, sample.reference(feeds)["output"], f"axes {axes}")
 
@@ -309,8 +313,16 @@ def test_usage_missing_model_file(command, tmp_path):
         ["run", "MODEL", "--frobnicate"],
         ["info", "MODEL", "--json", "/nonexistent-dir/report.json"],
     ],
-    ids=["bench-n0", "bench-t0", "bench-n-and-t", "seed-negative", "max-layers-0", "max-elements-negative",
-         "unknown-option", "json-unwritable"],
+    ids=[
+        "bench-n0",
+        "bench-t0",
+        "bench-n-and-t",
+        "seed-negative",
+        "max-layers-0",
+        "max-elements-negative",
+        "unknown-option",
+        "json-unwritable",
+    ],
 )
 def test_usage_bad_arguments(args):
     proc = irexec(*[sample_xml(FIRST) if a == "MODEL" else a for a in args], expect=2)

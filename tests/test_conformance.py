@@ -35,10 +35,18 @@ def _infer(model: irexec.Model, feeds, what: str) -> dict:
 
 def _onnx_et(dtype: np.dtype) -> str:
     return {
-        np.dtype(np.float64): "f64", np.dtype(np.float32): "f32", np.dtype(np.float16): "f16",
-        np.dtype(np.bool_): "boolean", np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8",
-        np.dtype(np.int16): "i16", np.dtype(np.uint16): "u16", np.dtype(np.int32): "i32",
-        np.dtype(np.uint32): "u32", np.dtype(np.int64): "i64", np.dtype(np.uint64): "u64",
+        np.dtype(np.float64): "f64",
+        np.dtype(np.float32): "f32",
+        np.dtype(np.float16): "f16",
+        np.dtype(np.bool_): "boolean",
+        np.dtype(np.int8): "i8",
+        np.dtype(np.uint8): "u8",
+        np.dtype(np.int16): "i16",
+        np.dtype(np.uint16): "u16",
+        np.dtype(np.int32): "i32",
+        np.dtype(np.uint32): "u32",
+        np.dtype(np.int64): "i64",
+        np.dtype(np.uint64): "u64",
     }[np.dtype(dtype)]
 
 
@@ -131,9 +139,7 @@ def test_fp16_compressed_ir_runs_like_uncompressed(opset13):
     """compress_to_fp16=True writes f32 constants as f16 + Convert(decompression). The corpus keeps
     its f32 constants exactly representable in f16, so both writings give identical results."""
     pairs = [
-        (m, opset13[m.name.replace("-fp16c", "-fp32")])
-        for m in opset13.values()
-        if m.compressed and m.has_f32_consts
+        (m, opset13[m.name.replace("-fp16c", "-fp32")]) for m in opset13.values() if m.compressed and m.has_f32_consts
     ]
     assert len(pairs) >= 5
     for c, p in pairs:

@@ -26,16 +26,32 @@ def chain(tmp_path, dynamic=False):
     a = n.op("Multiply", [x, n.const(np.float32([[0.5]]))], name="half", out_dims=[-1 if dynamic else 3, 4])
     e = n.op("Exp", [a], name="exp", out_dims=[-1 if dynamic else 3, 4])
     b = n.op("Add", [e, n.const(np.ones((1, 4), np.float32))], name="plus", out_dims=[-1 if dynamic else 3, 4])
-    r = n.op("ReduceMean", [b, n.const(np.array([1], np.int64))], {"keep_dims": "false"}, name="mean",
-             out_dims=[-1 if dynamic else 3])
+    r = n.op(
+        "ReduceMean",
+        [b, n.const(np.array([1], np.int64))],
+        {"keep_dims": "false"},
+        name="mean",
+        out_dims=[-1 if dynamic else 3],
+    )
     n.result(r, "y")
     n.result(e, "e")
     return n.save(tmp_path / "chain.xml")
 
 
-COMPARE_KEYS = {"name": str, "shape": list, "ref_shape": list, "dtype": str, "ok": bool, "max_abs": float,
-                "max_rel": float, "mean_abs": float, "mismatches": int, "total": int, "share": float,
-                "histogram": list}
+COMPARE_KEYS = {
+    "name": str,
+    "shape": list,
+    "ref_shape": list,
+    "dtype": str,
+    "ok": bool,
+    "max_abs": float,
+    "max_rel": float,
+    "mean_abs": float,
+    "mismatches": int,
+    "total": int,
+    "share": float,
+    "histogram": list,
+}
 
 
 def _check_schema(report: dict) -> None:

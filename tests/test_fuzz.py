@@ -39,13 +39,16 @@ from irexec.feeds import load_array_file  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 
 # Small limits: a mutated dim of 2**40 must be refused, not allocated.
-LIMITS = irexec.Limits(max_tensor_elements=1 << 20, max_tensor_bytes=1 << 23, max_total_bytes=1 << 24,
-                       max_layers=1000)
+LIMITS = irexec.Limits(max_tensor_elements=1 << 20, max_tensor_bytes=1 << 23, max_total_bytes=1 << 24, max_layers=1000)
 
 
 def fuzz_settings(n: int):
     return settings(
-        derandomize=True, max_examples=n, deadline=None, database=None, print_blob=False,
+        derandomize=True,
+        max_examples=n,
+        deadline=None,
+        database=None,
+        print_blob=False,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
     )
 
@@ -157,8 +160,14 @@ def test_cli_on_mutated_models(bases, workdir, data) -> None:
     ch = M.DataChooser(data)
     case = M.mutate(bases[ch.choice(sorted(bases))], ch)
     path = str(case.write(_fresh_dir(workdir)))
-    command = ch.choice([["run", path, "--max-elements", "1048576"], ["info", path], ["validate", path],
-                         ["validate", path, "--json", "-"]])
+    command = ch.choice(
+        [
+            ["run", path, "--max-elements", "1048576"],
+            ["info", path],
+            ["validate", path],
+            ["validate", path, "--json", "-"],
+        ]
+    )
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = cli.main(command)
@@ -247,8 +256,24 @@ def test_bin_length(bases, workdir) -> None:
 
 # ---- feeds --------------------------------------------------------------------------------------
 
-BAD_DTYPES = ["object", "complex64", "complex128", "<U3", "S3", "float64", "float16", "int32", "int64",
-              "uint8", "bool", "datetime64[s]", "V4", "struct", ">f4", ">i8"]
+BAD_DTYPES = [
+    "object",
+    "complex64",
+    "complex128",
+    "<U3",
+    "S3",
+    "float64",
+    "float16",
+    "int32",
+    "int64",
+    "uint8",
+    "bool",
+    "datetime64[s]",
+    "V4",
+    "struct",
+    ">f4",
+    ">i8",
+]
 
 
 def _recast(value: np.ndarray, dtype: str):
@@ -269,8 +294,22 @@ def _mutate_feeds(feeds: dict, model, ch) -> tuple[object, str, bool]:
     names = list(feeds)
     name = ch.choice(names)
     v = feeds[name]
-    kind = ch.choice(["rename", "drop", "extra", "dtype", "shape", "nan_inf", "python", "container",
-                      "layout", "readonly", "twice_v10", "huge_int"])
+    kind = ch.choice(
+        [
+            "rename",
+            "drop",
+            "extra",
+            "dtype",
+            "shape",
+            "nan_inf",
+            "python",
+            "container",
+            "layout",
+            "readonly",
+            "twice_v10",
+            "huge_int",
+        ]
+    )
     out = dict(feeds)
     if kind == "rename":
         new = ch.choice(["nope", "", "X", "é", b"x", 1, None, ("x",)])
@@ -321,8 +360,15 @@ def _mutate_feeds(feeds: dict, model, ch) -> tuple[object, str, bool]:
         how = ch.choice(["list", "tuple", "short_list", "long_list", "str", "int", "none", "set", "generator"])
         ordered = [feeds[i.name] for i in model.inputs]
         value = {
-            "list": ordered, "tuple": tuple(ordered), "short_list": ordered[:-1], "long_list": ordered + [v],
-            "str": "x", "int": 3, "none": None, "set": {1, 2}, "generator": (a for a in ordered),
+            "list": ordered,
+            "tuple": tuple(ordered),
+            "short_list": ordered[:-1],
+            "long_list": ordered + [v],
+            "str": "x",
+            "int": 3,
+            "none": None,
+            "set": {1, 2},
+            "generator": (a for a in ordered),
         }[how]
         return value, f"feeds as {how}", how in ("list", "tuple")
     if kind == "layout":
@@ -396,8 +442,9 @@ def test_runtime_outputs_respect_limits(workdir) -> None:
     n = M.Net("range_runtime_stop")
     stop = n.param("stop", "i64", ())
     start, step = M._scalar_const(n, np.int64(0)), M._scalar_const(n, np.int64(1))
-    n.result(n.op("Range", [start, stop, step], {"output_type": "i64"}, version="opset4", out_et="i64",
-                  out_dims=[-1]), "y")
+    n.result(
+        n.op("Range", [start, stop, step], {"output_type": "i64"}, version="opset4", out_et="i64", out_dims=[-1]), "y"
+    )
     model = irexec.load(n.save(_fresh_dir(workdir) / "range.xml"), lim)
     with pytest.raises(LimitError):
         model.infer({"stop": np.array(10**6, np.int64)})

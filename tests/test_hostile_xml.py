@@ -164,7 +164,9 @@ def xinclude_secret(d: Path) -> Path:
 
 
 def processing_instruction_before_root(d: Path) -> Path:
-    return _write(d / "pi_head.xml", '<?xml version="1.0"?>\n<?xml-stylesheet type="text/xsl" href="evil.xsl"?>\n' + VALID_BODY)
+    return _write(
+        d / "pi_head.xml", '<?xml version="1.0"?>\n<?xml-stylesheet type="text/xsl" href="evil.xsl"?>\n' + VALID_BODY
+    )
 
 
 def processing_instruction_inside(d: Path) -> Path:
@@ -178,7 +180,9 @@ def utf16_doctype(d: Path) -> Path:
 
 
 def utf16_billion_laughs(d: Path) -> Path:
-    text = _with_doctype(_lol(), "&lol9;", "&lol9;").replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>')
+    text = _with_doctype(_lol(), "&lol9;", "&lol9;").replace(
+        '<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>'
+    )
     return _write(d / "utf16_lol.xml", text.encode("utf-16-be"))  # no BOM
 
 
@@ -234,8 +238,13 @@ ATTACKS = [
     Attack("utf16_billion_laughs", utf16_billion_laughs, says=DTD),
     Attack("utf32_doctype", utf32_doctype, says=DTD),
     Attack("utf7_doctype", utf7_doctype, says=DTD),
-    Attack("huge_xml", huge_xml, LimitError, ("--max-xml-bytes", str(SMALL_XML_LIMIT)),
-           irexec.Limits(max_xml_bytes=SMALL_XML_LIMIT)),
+    Attack(
+        "huge_xml",
+        huge_xml,
+        LimitError,
+        ("--max-xml-bytes", str(SMALL_XML_LIMIT)),
+        irexec.Limits(max_xml_bytes=SMALL_XML_LIMIT),
+    ),
     Attack("sparse_10gb_xml", sparse_10gb_xml, LimitError),
     Attack("huge_parameter", huge_parameter, LimitError),
 ]
@@ -299,14 +308,18 @@ def _fifo(d: Path, name: str) -> Path:
 
 FIFO_ATTACKS = {
     "xxe": lambda d: _with_doctype(f'<!DOCTYPE net [<!ENTITY x SYSTEM "file://{_fifo(d, "f1")}">]>\n', "&x;", "&x;"),
-    "parameter_entity": lambda d: _with_doctype(f'<!DOCTYPE net [<!ENTITY % p SYSTEM "file://{_fifo(d, "f2")}"> %p;]>\n'),
+    "parameter_entity": lambda d: _with_doctype(
+        f'<!DOCTYPE net [<!ENTITY % p SYSTEM "file://{_fifo(d, "f2")}"> %p;]>\n'
+    ),
     "external_dtd": lambda d: _with_doctype(f'<!DOCTYPE net SYSTEM "file://{_fifo(d, "f3")}">\n'),
     "xinclude": lambda d: _with_doctype(
         "", "n", f'<xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="{_fifo(d, "f4")}" parse="text"/>'
     ),
-    "utf16_xxe": lambda d: _with_doctype(
-        f'<!DOCTYPE net [<!ENTITY x SYSTEM "file://{_fifo(d, "f5")}">]>\n', "&x;"
-    ).replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>').encode("utf-16"),
+    "utf16_xxe": lambda d: (
+        _with_doctype(f'<!DOCTYPE net [<!ENTITY x SYSTEM "file://{_fifo(d, "f5")}">]>\n', "&x;")
+        .replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>')
+        .encode("utf-16")
+    ),
 }
 
 
@@ -324,8 +337,13 @@ def test_references_are_not_followed(kind: str, tmp_path: Path) -> None:
 
 
 def _imports(*args) -> set[str]:
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "irexec", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "irexec", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     mods = set()
     for line in proc.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
@@ -369,8 +387,9 @@ def _load_in_child(path: str, timeout: float = 20) -> subprocess.CompletedProces
         "    print(type(e).__name__, e)\n"
     )
     try:
-        return subprocess.run([sys.executable, "-c", code, path], cwd=ROOT, capture_output=True, text=True,
-                              timeout=timeout)
+        return subprocess.run(
+            [sys.executable, "-c", code, path], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"irexec.load({path!r}) still running after {timeout} s")
 
@@ -443,7 +462,9 @@ def test_weights_dev_zero(tmp_path: Path) -> None:
 )
 def test_plain_encodings_still_load(declaration: str, codec: str, tmp_path: Path) -> None:
     """The encoding gate refuses odd encodings only: UTF-8/16/32 and ISO-8859-1 models load."""
-    path = _write(tmp_path / "ok.xml", (declaration + "\n" + VALID_BODY.replace('name="n"', 'name="né"', 1)).encode(codec))
+    path = _write(
+        tmp_path / "ok.xml", (declaration + "\n" + VALID_BODY.replace('name="n"', 'name="né"', 1)).encode(codec)
+    )
     model = irexec.load(path)
     assert model.graph.net.name == "né"
     assert [i.name for i in model.inputs] == ["data"]

@@ -105,8 +105,11 @@ class Files:
         return el
 
     def add_edge(self, fl, fp, tl, tp) -> None:
-        etree.SubElement(self.root.find("edges"), "edge",
-                         {"from-layer": str(fl), "from-port": str(fp), "to-layer": str(tl), "to-port": str(tp)})
+        etree.SubElement(
+            self.root.find("edges"),
+            "edge",
+            {"from-layer": str(fl), "from-port": str(fp), "to-layer": str(tl), "to-port": str(tp)},
+        )
 
     def add_layer_xml(self, text: str) -> None:
         self.root.find("layers").append(etree.fromstring(text))
@@ -216,16 +219,33 @@ CASES = [
     Case("layer-id-arabic-digit", _set(_layer("reduce"), "id", "\u0663"), FormatError, ("\u0663", REDUCE)),
     Case("layer-id-duplicate", _set(_layer("output"), "id", "2"), FormatError, ("duplicate", "id=2", "'output'")),
     # <edges>
-    Case("edge-from-unknown-layer", _set(lambda f: f.edge("3", "0"), "from-layer", "9"), FormatError,
-         ("unknown layer id 9", "line 49")),
-    Case("edge-to-unknown-layer", _set(lambda f: f.edge("3", "0"), "to-layer", "8"), FormatError,
-         ("unknown layer id 8", "line 49")),
-    Case("edge-to-unknown-port", _set(lambda f: f.edge("2", "1"), "to-port", "7"), FormatError,
-         ("port 7", REDUCE, "line 48")),
-    Case("edge-from-unknown-port", _set(lambda f: f.edge("2", "1"), "from-port", "5"), FormatError,
-         ("port 5", "name='axes'", "line 48")),
-    Case("edge-missing-attribute", _set(lambda f: f.edge("2", "1"), "to-port", None), FormatError,
-         ("to-port", "line 48")),
+    Case(
+        "edge-from-unknown-layer",
+        _set(lambda f: f.edge("3", "0"), "from-layer", "9"),
+        FormatError,
+        ("unknown layer id 9", "line 49"),
+    ),
+    Case(
+        "edge-to-unknown-layer",
+        _set(lambda f: f.edge("3", "0"), "to-layer", "8"),
+        FormatError,
+        ("unknown layer id 8", "line 49"),
+    ),
+    Case(
+        "edge-to-unknown-port",
+        _set(lambda f: f.edge("2", "1"), "to-port", "7"),
+        FormatError,
+        ("port 7", REDUCE, "line 48"),
+    ),
+    Case(
+        "edge-from-unknown-port",
+        _set(lambda f: f.edge("2", "1"), "from-port", "5"),
+        FormatError,
+        ("port 5", "name='axes'", "line 48"),
+    ),
+    Case(
+        "edge-missing-attribute", _set(lambda f: f.edge("2", "1"), "to-port", None), FormatError, ("to-port", "line 48")
+    ),
     Case("edge-two-into-one-port", lambda f: f.add_edge(0, 0, 2, 1), FormatError, ("port 1", REDUCE)),
     Case("input-port-without-edge", lambda f: _remove(f.edge("2", "1")), FormatError, ("port 1", REDUCE)),
     Case("cycle", _cycle, FormatError, ("cycle", "2 ('reduce')", "4 ('abs')"), absent=("'output'",)),
@@ -234,42 +254,68 @@ CASES = [
     Case("port-dim-minus-2", _dim("reduce", "output/port/dim", "-2"), FormatError, ("-2", REDUCE)),
     Case("port-dim-arabic-digit", _dim("reduce", "output/port/dim", "\u0663"), FormatError, ("\u0663", REDUCE)),
     Case("parameter-shape-negative", _set(_data("data"), "shape", "2,-3"), FormatError, ("-3", "name='data'")),
-    Case("parameter-shape-arabic-digit", _set(_data("data"), "shape", "2,\u0663"), FormatError,
-         ("\u0663", "name='data'")),
-    Case("parameter-shape-empty-interval", _set(_data("data"), "shape", "2,5..3"), FormatError,
-         ("5..3", "name='data'")),
+    Case(
+        "parameter-shape-arabic-digit", _set(_data("data"), "shape", "2,\u0663"), FormatError, ("\u0663", "name='data'")
+    ),
+    Case(
+        "parameter-shape-empty-interval", _set(_data("data"), "shape", "2,5..3"), FormatError, ("5..3", "name='data'")
+    ),
     # Const and the .bin
     Case("const-past-end", _set(_data("axes"), "offset", "4"), WeightsError, ("offset 4", "name='axes'")),
     Case("const-size-too-small", _set(_data("axes"), "size", "4"), WeightsError, ("size 4", "name='axes'")),
     Case("const-offset-negative", _set(_data("axes"), "offset", "-8"), WeightsError, ("-8", "name='axes'")),
     Case("const-no-size", _set(_data("axes"), "size", None), FormatError, ("'size'", "name='axes'")),
-    Case("const-offset-arabic-digit", _set(_data("axes"), "offset", "\u0660"), FormatError,
-         ("offset", "name='axes'")),
+    Case("const-offset-arabic-digit", _set(_data("axes"), "offset", "\u0660"), FormatError, ("offset", "name='axes'")),
     Case("bin-missing", _no_bin, WeightsError, ("base.bin", "name='axes'")),
     Case("const-unknown-element-type", _set(_data("axes"), "element_type", "i65"), FormatError, ("i65", "name='axes'")),
-    Case("parameter-unknown-element-type", _set(_data("data"), "element_type", "float"), FormatError,
-         ("'float'", "name='data'")),
+    Case(
+        "parameter-unknown-element-type",
+        _set(_data("data"), "element_type", "float"),
+        FormatError,
+        ("'float'", "name='data'"),
+    ),
     # an input and an output port may share an id (OpenVINO reads that); the edges then name it
-    Case("port-ids-shared-edges-stale", _set(lambda f: f.layer("reduce").find("output/port"), "id", "1"), FormatError,
-         ("output port 2", REDUCE)),
-    Case("port-unknown-precision", _set(lambda f: f.layer("reduce").find("output/port"), "precision", "FP33"),
-         FormatError, ("FP33", REDUCE)),
+    Case(
+        "port-ids-shared-edges-stale",
+        _set(lambda f: f.layer("reduce").find("output/port"), "id", "1"),
+        FormatError,
+        ("output port 2", REDUCE),
+    ),
+    Case(
+        "port-unknown-precision",
+        _set(lambda f: f.layer("reduce").find("output/port"), "precision", "FP33"),
+        FormatError,
+        ("FP33", REDUCE),
+    ),
     # attributes and layer types
     Case("keep-dims-yes", _set(_data("reduce"), "keep_dims", "yes"), FormatError, ("keep_dims", "'yes'", REDUCE)),
-    Case("unsupported-type", _set(_layer("reduce"), "type", "ReduceFrobnicate"), UnsupportedOpError,
-         ("ReduceFrobnicate", REDUCE)),
-    Case("reduce-l1-opset1", lambda f: (f.layer("reduce").set("type", "ReduceL1")), UnsupportedOpError,
-         ("ReduceL1", "opset1", "opset4", REDUCE)),
+    Case(
+        "unsupported-type",
+        _set(_layer("reduce"), "type", "ReduceFrobnicate"),
+        UnsupportedOpError,
+        ("ReduceFrobnicate", REDUCE),
+    ),
+    Case(
+        "reduce-l1-opset1",
+        lambda f: f.layer("reduce").set("type", "ReduceL1"),
+        UnsupportedOpError,
+        ("ReduceL1", "opset1", "opset4", REDUCE),
+    ),
     # shape inference and element types
     Case("axis-out-of-range", _axes_value(2), ShapeInferenceError, ("axis 2", "[-2, 1]", REDUCE)),
     Case("axis-out-of-range-negative", _axes_value(-3), ShapeInferenceError, ("axis -3", REDUCE)),
     Case("float-axes", _float_axes, UnsupportedDtypeError, ("f32", REDUCE)),
     Case("boolean-data-reduce-sum", _bool_data, UnsupportedDtypeError, ("boolean", REDUCE)),
     # limits
-    Case("too-many-layers", lambda f: None, LimitError, ("4 layers", "3"), ("--max-layers", "3"),
-         {"max_layers": 3}),
-    Case("tensor-above-max-elements", lambda f: None, LimitError, ("6 elements", "5", "name='data'"),
-         ("--max-elements", "5"), {"max_tensor_elements": 5}),
+    Case("too-many-layers", lambda f: None, LimitError, ("4 layers", "3"), ("--max-layers", "3"), {"max_layers": 3}),
+    Case(
+        "tensor-above-max-elements",
+        lambda f: None,
+        LimitError,
+        ("6 elements", "5", "name='data'"),
+        ("--max-elements", "5"),
+        {"max_tensor_elements": 5},
+    ),
 ]
 
 
@@ -315,7 +361,10 @@ def test_cli_validate_exit_code(case, tmp_path):
     xml = write_case(case, tmp_path)
     proc = subprocess.run(
         [sys.executable, "-m", "irexec", "validate", str(xml), *case.cli],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == case.exit_code, proc.stderr
     assert "Traceback" not in proc.stderr

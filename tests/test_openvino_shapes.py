@@ -49,9 +49,28 @@ def test_opset13_corpus_covers_the_spec_ops(opset13):
         seen |= oc.layer_types(m.xml)
     types = {t for t, _ in seen}
     want = set(oc.REDUCE_TYPES.values()) | {
-        "Parameter", "Const", "Result", "Convert", "ConvertLike", "Add", "Subtract", "Multiply", "Divide",
-        "Maximum", "Minimum", "Power", "Abs", "Exp", "Log", "Sqrt", "Negative", "Squeeze", "Unsqueeze",
-        "Reshape", "ShapeOf", "Range",
+        "Parameter",
+        "Const",
+        "Result",
+        "Convert",
+        "ConvertLike",
+        "Add",
+        "Subtract",
+        "Multiply",
+        "Divide",
+        "Maximum",
+        "Minimum",
+        "Power",
+        "Abs",
+        "Exp",
+        "Log",
+        "Sqrt",
+        "Negative",
+        "Squeeze",
+        "Unsqueeze",
+        "Reshape",
+        "ShapeOf",
+        "Range",
     }
     assert want <= types, f"missing from the corpus: {sorted(want - types)}"
     assert ("Range", "opset4") in seen
@@ -103,8 +122,19 @@ def test_onnx_corpus_is_complete(onnx_cases):
     ops = set()
     for c in onnx_cases.values():
         ops |= set(c.op_types)
-    want = {"ReduceMean", "ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceL2",
-            "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "Mean"}
+    want = {
+        "ReduceMean",
+        "ReduceSum",
+        "ReduceProd",
+        "ReduceMax",
+        "ReduceMin",
+        "ReduceL1",
+        "ReduceL2",
+        "ReduceLogSum",
+        "ReduceLogSumExp",
+        "ReduceSumSquare",
+        "Mean",
+    }
     assert want <= ops, f"missing ONNX ops: {sorted(want - ops)}"
     refused = {n: c.convert_error for n, c in onnx_cases.items() if c.xml is None}
     assert len(onnx_cases) == len(ONNX_IDS)

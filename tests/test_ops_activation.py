@@ -24,10 +24,24 @@ import irexec
 from irexec.ops.single import infer_op, run_op
 from irexec.shapes import TensorSpec
 
-OPS_TESTED = [("ReLU", "opset1"), ("Clamp", "opset1"), ("Elu", "opset1"), ("Gelu", "opset2"), ("Gelu", "opset7"),
-              ("Sigmoid", "opset1"), ("Tanh", "opset1"), ("Swish", "opset4"), ("HSwish", "opset4"),
-              ("HSigmoid", "opset5"), ("Mish", "opset4"), ("SoftPlus", "opset4"), ("SoftSign", "opset9"),
-              ("PRelu", "opset1"), ("HardSigmoid", "opset1"), ("Selu", "opset1")]
+OPS_TESTED = [
+    ("ReLU", "opset1"),
+    ("Clamp", "opset1"),
+    ("Elu", "opset1"),
+    ("Gelu", "opset2"),
+    ("Gelu", "opset7"),
+    ("Sigmoid", "opset1"),
+    ("Tanh", "opset1"),
+    ("Swish", "opset4"),
+    ("HSwish", "opset4"),
+    ("HSigmoid", "opset5"),
+    ("Mish", "opset4"),
+    ("SoftPlus", "opset4"),
+    ("SoftSign", "opset9"),
+    ("PRelu", "opset1"),
+    ("HardSigmoid", "opset1"),
+    ("Selu", "opset1"),
+]
 
 SEED = 20260612
 D = decimal.Context(prec=60)
@@ -43,7 +57,7 @@ def dexp(d: decimal.Decimal) -> decimal.Decimal:
 
 def dtanh(d: decimal.Decimal) -> decimal.Decimal:
     if abs(d) < decimal.Decimal("1e-5"):
-        return d - d ** 3 / 3 + 2 * d ** 5 / 15  # the next term is below 1e-35 relative
+        return d - d**3 / 3 + 2 * d**5 / 15  # the next term is below 1e-35 relative
     if abs(d) > 200:
         return decimal.Decimal(1).copy_sign(d)
     e = D.exp(2 * d)
@@ -71,7 +85,7 @@ def _gelu_erf(v: float) -> float:
 def _gelu_tanh(v: float) -> float:
     # 0.5 x (1 + tanh(u)) = x sigmoid(2u), evaluated at 60 digits
     d = dec(v)
-    u = dec(math.sqrt(2 / math.pi)) * (d + dec(0.044715) * d ** 3)
+    u = dec(math.sqrt(2 / math.pi)) * (d + dec(0.044715) * d**3)
     return float(d * dsigmoid(2 * u))
 
 
@@ -81,8 +95,13 @@ def _gelu_tanh(v: float) -> float:
 def _refs(alpha=0.7, beta=1.3, p_alpha=0.7, p_beta=1.3, lo=-0.75, hi=1.25):
     return {
         "relu": ("ReLU", "opset1", {}, None, lambda v: 0.0 if v < 0 else v),
-        "clamp": ("Clamp", "opset1", {"min": -0.75, "max": 1.25}, None,
-                  lambda v: lo if v < lo else hi if v > hi else v),
+        "clamp": (
+            "Clamp",
+            "opset1",
+            {"min": -0.75, "max": 1.25},
+            None,
+            lambda v: lo if v < lo else hi if v > hi else v,
+        ),
         "elu": ("Elu", "opset1", {"alpha": alpha}, None, lambda v: alpha * math.expm1(v) if v < 0 else v),
         "gelu2": ("Gelu", "opset2", {}, None, _gelu_erf),
         "gelu7": ("Gelu", "opset7", {"approximation_mode": "erf"}, None, _gelu_erf),
@@ -97,10 +116,8 @@ def _refs(alpha=0.7, beta=1.3, p_alpha=0.7, p_beta=1.3, lo=-0.75, hi=1.25):
         "softplus": ("SoftPlus", "opset4", {}, None, lambda v: float(dsoftplus(dec(v)))),
         "softsign": ("SoftSign", "opset9", {}, None, lambda v: float(D.divide(dec(v), 1 + abs(dec(v))))),
         "prelu": ("PRelu", "opset1", {}, [alpha], lambda v: p_alpha * v if v < 0 else v),
-        "hardsigmoid": ("HardSigmoid", "opset1", {}, [alpha, beta],
-                        lambda v: min(1.0, max(0.0, p_alpha * v + p_beta))),
-        "selu": ("Selu", "opset1", {}, [alpha, beta],
-                 lambda v: p_beta * (v if v > 0 else p_alpha * math.expm1(v))),
+        "hardsigmoid": ("HardSigmoid", "opset1", {}, [alpha, beta], lambda v: min(1.0, max(0.0, p_alpha * v + p_beta))),
+        "selu": ("Selu", "opset1", {}, [alpha, beta], lambda v: p_beta * (v if v > 0 else p_alpha * math.expm1(v))),
     }
 
 
@@ -124,9 +141,36 @@ def _extra(values, et):
 
 
 def _finite_values(rng):
-    return np.concatenate([[0.0, 1e-40, -1e-40, 0.5, -0.5, 1.0, -1.0, 3.0, -3.0, 2.999, -3.001, 6.0, 20.0, -20.0,
-                            11.1, 88.0, -88.0, 30.0, -30.0, 1e-7, -1e-7, 1e-20],
-                           rng.uniform(-8, 8, 300), rng.standard_normal(100) * 0.05])
+    return np.concatenate(
+        [
+            [
+                0.0,
+                1e-40,
+                -1e-40,
+                0.5,
+                -0.5,
+                1.0,
+                -1.0,
+                3.0,
+                -3.0,
+                2.999,
+                -3.001,
+                6.0,
+                20.0,
+                -20.0,
+                11.1,
+                88.0,
+                -88.0,
+                30.0,
+                -30.0,
+                1e-7,
+                -1e-7,
+                1e-20,
+            ],
+            rng.uniform(-8, 8, 300),
+            rng.standard_normal(100) * 0.05,
+        ]
+    )
 
 
 @pytest.mark.parametrize("et", ["f32", "f64", "f16", "bf16"])
@@ -245,8 +289,14 @@ def test_integer_inputs(name, dt):
 def test_clamp_integer_bounds():
     """Integers: ceil(min), floor(max), saturated to the type; min 0.2 max 0.8 gives 1 below 1, else 0."""
     x = np.array([-128, -1, 0, 1, 2, 127], np.int8)
-    for (lo, hi), want in [((0.2, 0.8), [1, 1, 1, 0, 0, 0]), ((-1e10, 1e10), x), ((-math.inf, math.inf), x),
-                           ((-300.5, -200.5), [-128] * 6), ((200.0, 300.0), [127] * 6), ((-0.5, 1.5), [0, 0, 0, 1, 1, 1])]:
+    for (lo, hi), want in [
+        ((0.2, 0.8), [1, 1, 1, 0, 0, 0]),
+        ((-1e10, 1e10), x),
+        ((-math.inf, math.inf), x),
+        ((-300.5, -200.5), [-128] * 6),
+        ((200.0, 300.0), [127] * 6),
+        ((-0.5, 1.5), [0, 0, 0, 1, 1, 1]),
+    ]:
         (y,) = run_op("Clamp", "opset1", [x], min=lo, max=hi)
         np.testing.assert_array_equal(y, np.array(want, np.int8), err_msg=f"{lo}..{hi}")
     (y,) = run_op("Clamp", "opset1", [np.uint64([0, 2**63, 2**64 - 1])], min=-5.0, max=2.0**70)
@@ -265,17 +315,20 @@ def test_prelu_integers_wrap_and_unsigned_pass():
 # ---- PRelu's slope, Swish's beta, attributes ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("xshape,sshape,along", [
-    ((2, 3, 4), (3,), (1, 3, 1)),     # channel dim
-    ((2, 3, 3), (3,), (1, 3, 1)),     # channel and last dim both 3: the channel wins (OpenVINO's reference)
-    ((2, 3, 4), (4,), (4,)),          # numpy: the last dim
-    ((2, 3, 4), (3, 4), (3, 4)),
-    ((2, 3, 4), (1, 3, 1), (1, 3, 1)),
-    ((5,), (5,), (5,)),
-    ((2, 3, 4), (), ()),
-    ((2, 3, 4), (1,), (1,)),
-    ((2, 0, 4), (4,), (4,)),
-])
+@pytest.mark.parametrize(
+    "xshape,sshape,along",
+    [
+        ((2, 3, 4), (3,), (1, 3, 1)),  # channel dim
+        ((2, 3, 3), (3,), (1, 3, 1)),  # channel and last dim both 3: the channel wins (OpenVINO's reference)
+        ((2, 3, 4), (4,), (4,)),  # numpy: the last dim
+        ((2, 3, 4), (3, 4), (3, 4)),
+        ((2, 3, 4), (1, 3, 1), (1, 3, 1)),
+        ((5,), (5,), (5,)),
+        ((2, 3, 4), (), ()),
+        ((2, 3, 4), (1,), (1,)),
+        ((2, 0, 4), (4,), (4,)),
+    ],
+)
 def test_prelu_slope_broadcast(xshape, sshape, along):
     rng = np.random.default_rng(SEED + 1)
     x = rng.standard_normal(xshape).astype(np.float32)
@@ -333,8 +386,13 @@ def test_attribute_and_type_errors():
         run_op("Gelu", "opset7", [x], approximation_mode="sigmoid")
     with pytest.raises(irexec.FormatError):
         run_op("Elu", "opset1", [x])  # alpha is required
-    for op, version in [("Gelu", "opset7"), ("Gelu", "opset2"), ("Mish", "opset4"), ("SoftPlus", "opset4"),
-                        ("SoftSign", "opset9")]:
+    for op, version in [
+        ("Gelu", "opset7"),
+        ("Gelu", "opset2"),
+        ("Mish", "opset4"),
+        ("SoftPlus", "opset4"),
+        ("SoftSign", "opset9"),
+    ]:
         with pytest.raises(irexec.UnsupportedDtypeError):
             run_op(op, version, [np.int32([1])])
     with pytest.raises(irexec.UnsupportedDtypeError):
@@ -350,12 +408,16 @@ def test_attribute_and_type_errors():
 def test_shape_rules_with_dynamic_dims_and_rank():
     for shape in [None, (None, 3), (2, None, None), ()]:
         x = TensorSpec("f32", shape)
-        for op, version, extra, attrs in [("ReLU", "opset1", [], {}), ("Clamp", "opset1", [], {"min": 0.0, "max": 1.0}),
-                                          ("Gelu", "opset7", [], {}), ("Swish", "opset4", [TensorSpec("f32", ())], {}),
-                                          ("PRelu", "opset1", [TensorSpec("f32", None)], {}),
-                                          ("PRelu", "opset1", [TensorSpec("f32", (None,))], {}),
-                                          ("HardSigmoid", "opset1", [TensorSpec("f32", ())] * 2, {}),
-                                          ("Selu", "opset1", [TensorSpec("f32", (None,))] * 2, {})]:
+        for op, version, extra, attrs in [
+            ("ReLU", "opset1", [], {}),
+            ("Clamp", "opset1", [], {"min": 0.0, "max": 1.0}),
+            ("Gelu", "opset7", [], {}),
+            ("Swish", "opset4", [TensorSpec("f32", ())], {}),
+            ("PRelu", "opset1", [TensorSpec("f32", None)], {}),
+            ("PRelu", "opset1", [TensorSpec("f32", (None,))], {}),
+            ("HardSigmoid", "opset1", [TensorSpec("f32", ())] * 2, {}),
+            ("Selu", "opset1", [TensorSpec("f32", (None,))] * 2, {}),
+        ]:
             if shape == () and op == "PRelu" and extra[0].shape is not None:
                 continue  # a 1-D slope for 0-d data widens it: an error (test_prelu_bad_slopes)
             (out,) = infer_op(op, version, [x, *extra], **attrs)
@@ -366,8 +428,12 @@ def test_shape_rules_with_dynamic_dims_and_rank():
 
 def test_rank0_zero_size_and_non_contiguous():
     x = np.float32(-1.5)
-    for op, version, attrs in [("ReLU", "opset1", {}), ("Gelu", "opset7", {}), ("SoftPlus", "opset4", {}),
-                               ("Clamp", "opset1", {"min": -1.0, "max": 1.0})]:
+    for op, version, attrs in [
+        ("ReLU", "opset1", {}),
+        ("Gelu", "opset7", {}),
+        ("SoftPlus", "opset4", {}),
+        ("Clamp", "opset1", {"min": -1.0, "max": 1.0}),
+    ]:
         (y,) = run_op(op, version, [x], **attrs)
         assert y.shape == () and y.dtype == np.float32
         (z,) = run_op(op, version, [np.zeros((0, 4), np.float32)], **attrs)
@@ -395,8 +461,9 @@ def test_large_inputs_run_in_blocks_with_the_same_results(et):
         ex = _extra(extra, et)
         types = [et] * (1 + len(ex))
         (big,) = run_op(op, version, [x[:, ::-1], *ex], types=types, **attrs)  # non-contiguous too
-        parts = [run_op(op, version, [np.ascontiguousarray(x[i, ::-1]), *ex], types=types, **attrs)[0]
-                 for i in range(3)]
+        parts = [
+            run_op(op, version, [np.ascontiguousarray(x[i, ::-1]), *ex], types=types, **attrs)[0] for i in range(3)
+        ]
         np.testing.assert_array_equal(big, np.stack(parts), err_msg=f"{name} {et}")
     (e,) = run_op("Erf", "opset1", [x], types=[et])
     np.testing.assert_array_equal(e[1], run_op("Erf", "opset1", [x[1]], types=[et])[0])
@@ -434,14 +501,31 @@ def test_activations_against_openvino(tmp_path, case):
     hi = float(np.float32(lo + rng.uniform(0, 4)))
     alpha, beta = (float(np.float32(v)) for v in rng.uniform(0.1, 2, 2))
     C = o.constant
-    precise = [o.relu(x), o.clamp(x, lo, hi), o.elu(x, alpha), o.sigmoid(x), o.tanh(x), o.hswish(x), o.hsigmoid(x),
-               o.softplus(x), o.softsign(x), o.hard_sigmoid(x, C(np.float32(alpha)), C(np.float32(-beta / 4))),
-               o.selu(x, C(np.float32(alpha)), C(np.float32(beta)))]
+    precise = [
+        o.relu(x),
+        o.clamp(x, lo, hi),
+        o.elu(x, alpha),
+        o.sigmoid(x),
+        o.tanh(x),
+        o.hswish(x),
+        o.hsigmoid(x),
+        o.softplus(x),
+        o.softsign(x),
+        o.hard_sigmoid(x, C(np.float32(alpha)), C(np.float32(-beta / 4))),
+        o.selu(x, C(np.float32(alpha)), C(np.float32(beta))),
+    ]
     feeds = {"x": _x(rng, shape), "b": np.float32(rng.uniform(-2, 2))}
     oc.check(tmp_path, [x, b], precise, feeds, rtol=1e-5, atol=1e-6, name="precise")
     # the CPU plugin's Gelu (erf and tanh), Mish and Swish are within ~2e-4 relative only
-    loose = [o.gelu(x, "erf"), o.gelu(x, "tanh"), o2.gelu(x), o.mish(x), o.swish(x), o.swish(x, b),
-             o.swish(x, C(np.float32(beta)))]
+    loose = [
+        o.gelu(x, "erf"),
+        o.gelu(x, "tanh"),
+        o2.gelu(x),
+        o.mish(x),
+        o.swish(x),
+        o.swish(x, b),
+        o.swish(x, C(np.float32(beta))),
+    ]
     oc.check(tmp_path, [x, b], loose, feeds, rtol=5e-4, atol=2e-5, name="loose")
 
 
@@ -452,8 +536,13 @@ def test_prelu_against_openvino(tmp_path, case):
     shape = _shape(rng, 1, 4)
     if case % 3 == 0 and len(shape) >= 2:
         shape = shape[:-1] + (shape[1],)  # channel and last dims alike: the channel rule decides
-    kinds = [(), (1,), (shape[1 if len(shape) > 1 else 0],), (shape[-1],),
-             tuple(1 if rng.random() < 0.5 else d for d in shape[-2:])]
+    kinds = [
+        (),
+        (1,),
+        (shape[1 if len(shape) > 1 else 0],),
+        (shape[-1],),
+        tuple(1 if rng.random() < 0.5 else d for d in shape[-2:]),
+    ]
     x = oc.param("x", _dyn(rng, shape, case % 2 == 1))
     s_param = oc.param("s", kinds[case % len(kinds)])
     outs = [o.prelu(x, o.constant(rng.uniform(0.05, 2, k).astype(np.float32))) for k in kinds]
@@ -469,9 +558,17 @@ def test_integer_activations_against_openvino(tmp_path, case):
     shape = _shape(rng, 1, 3)
     x = oc.param("x", _dyn(rng, shape, case % 2 == 1), np.int32)
     C = o.constant
-    outs = [o.relu(x), o.clamp(x, -2.5, 3.5), o.sigmoid(x), o.tanh(x), o.elu(x, 2.5),
-            o.hswish(x), o.hsigmoid(x), o.hard_sigmoid(x, C(np.int32(2)), C(np.int32(1))),
-            o.prelu(x, C(np.int32([3])))]
+    outs = [
+        o.relu(x),
+        o.clamp(x, -2.5, 3.5),
+        o.sigmoid(x),
+        o.tanh(x),
+        o.elu(x, 2.5),
+        o.hswish(x),
+        o.hsigmoid(x),
+        o.hard_sigmoid(x, C(np.int32(2)), C(np.int32(1))),
+        o.prelu(x, C(np.int32([3]))),
+    ]
     feeds = {"x": rng.integers(-20, 20, shape).astype(np.int32)}
     oc.check(tmp_path, [x], outs, feeds)
     # bounds that round past each other (ceil 0.2 = 1 > floor 0.8 = 0): the reference gives 1 below 1
@@ -485,8 +582,21 @@ def test_other_float_types_against_openvino(tmp_path, et):
     rng = np.random.default_rng(SEED + 400)
     x = oc.param("x", (None, 6), et)
     C = o.constant
-    outs = [o.relu(x), o.clamp(x, -0.3, 0.6), o.elu(x, 0.5), o.gelu(x, "erf"), o.sigmoid(x), o.tanh(x),
-            o.swish(x, C(et(0.8))), o.hswish(x), o.hsigmoid(x), o.mish(x), o.softplus(x), o.softsign(x),
-            o.prelu(x, C(np.array([0.25], et))), o.selu(x, C(et(1.6)), C(et(1.05)))]
+    outs = [
+        o.relu(x),
+        o.clamp(x, -0.3, 0.6),
+        o.elu(x, 0.5),
+        o.gelu(x, "erf"),
+        o.sigmoid(x),
+        o.tanh(x),
+        o.swish(x, C(et(0.8))),
+        o.hswish(x),
+        o.hsigmoid(x),
+        o.mish(x),
+        o.softplus(x),
+        o.softsign(x),
+        o.prelu(x, C(np.array([0.25], et))),
+        o.selu(x, C(et(1.6)), C(et(1.05))),
+    ]
     tol = 2e-3 if et == np.float16 else 5e-4
     oc.check(tmp_path, [x], outs, {"x": rng.uniform(-5, 5, (4, 6)).astype(et)}, rtol=tol, atol=tol)

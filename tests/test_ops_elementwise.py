@@ -27,11 +27,49 @@ from irexec.ops.single import infer_op, run_op
 from irexec.shapes import TensorSpec
 
 OPS_TESTED = (
-    [(t, "opset1") for t in ("Add", "Subtract", "Multiply", "Divide", "Maximum", "Minimum", "Power", "Mod",
-                             "FloorMod", "SquaredDifference", "Equal", "NotEqual", "Less", "LessEqual", "Greater",
-                             "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalXor", "LogicalNot", "Select",
-                             "Abs", "Negative", "Exp", "Log", "Sqrt", "Erf", "Sin", "Cos", "Tan", "Sinh", "Cosh",
-                             "Asin", "Acos", "Atan", "Floor", "Ceiling", "Sign")]
+    [
+        (t, "opset1")
+        for t in (
+            "Add",
+            "Subtract",
+            "Multiply",
+            "Divide",
+            "Maximum",
+            "Minimum",
+            "Power",
+            "Mod",
+            "FloorMod",
+            "SquaredDifference",
+            "Equal",
+            "NotEqual",
+            "Less",
+            "LessEqual",
+            "Greater",
+            "GreaterEqual",
+            "LogicalAnd",
+            "LogicalOr",
+            "LogicalXor",
+            "LogicalNot",
+            "Select",
+            "Abs",
+            "Negative",
+            "Exp",
+            "Log",
+            "Sqrt",
+            "Erf",
+            "Sin",
+            "Cos",
+            "Tan",
+            "Sinh",
+            "Cosh",
+            "Asin",
+            "Acos",
+            "Atan",
+            "Floor",
+            "Ceiling",
+            "Sign",
+        )
+    ]
     + [(t, "opset13") for t in ("BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot")]
     + [("Round", "opset5"), ("IsNaN", "opset10"), ("IsInf", "opset10"), ("IsFinite", "opset10")]
 )
@@ -114,8 +152,32 @@ def run1(op, version, x, et=None, **attrs):
 
 # ---- unary float math ---------------------------------------------------------------------------
 
-EDGE = [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-40, -1e-40, 0.5, -0.5, 1.5, 2.5, -2.5, 1.0, -1.0, 3.0, 1e30,
-        -1e30, 7e4, 0.1, 0.3, -0.7, 100.0, -100.0, 1e-7]
+EDGE = [
+    0.0,
+    -0.0,
+    np.nan,
+    np.inf,
+    -np.inf,
+    1e-40,
+    -1e-40,
+    0.5,
+    -0.5,
+    1.5,
+    2.5,
+    -2.5,
+    1.0,
+    -1.0,
+    3.0,
+    1e30,
+    -1e30,
+    7e4,
+    0.1,
+    0.3,
+    -0.7,
+    100.0,
+    -100.0,
+    1e-7,
+]
 
 
 def _values(rng, lo, hi, n=200):
@@ -195,9 +257,33 @@ def _half_away(v: float) -> float:
 @pytest.mark.parametrize("mode", ["half_to_even", "half_away_from_zero"])
 def test_round(mode, et):
     rng = np.random.default_rng(SEED + 2)
-    x = np.concatenate([[0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.49999997, 0.5000001, -0.3, -0.0,
-                         8388609.0, 1e30, np.nan, np.inf, -np.inf, 3.5, 4.5, 1e-40],
-                        rng.uniform(-20, 20, 200), np.round(rng.uniform(-20, 20, 50)) + 0.5])
+    x = np.concatenate(
+        [
+            [
+                0.5,
+                1.5,
+                2.5,
+                -0.5,
+                -1.5,
+                -2.5,
+                0.49999997,
+                -0.49999997,
+                0.5000001,
+                -0.3,
+                -0.0,
+                8388609.0,
+                1e30,
+                np.nan,
+                np.inf,
+                -np.inf,
+                3.5,
+                4.5,
+                1e-40,
+            ],
+            rng.uniform(-20, 20, 200),
+            np.round(rng.uniform(-20, 20, 50)) + 0.5,
+        ]
+    )
     x = as_type(x, et)
     x64 = np.asarray(x, np.float64)
     want = np.rint(x64) if mode == "half_to_even" else np.array([_half_away(v) for v in x64])
@@ -214,10 +300,18 @@ def _trunc(v: float) -> float:
 
 
 INT_RULES = {  # OpenVINO's reference: how a float result becomes the integer result
-    "Exp": (np.exp, _trunc), "Log": (np.log, _trunc), "Sin": (np.sin, _trunc), "Asin": (np.arcsin, _trunc),
-    "Sqrt": (np.sqrt, _half_away), "Erf": (_erf64, _half_away), "Cos": (np.cos, _half_away),
-    "Tan": (np.tan, _half_away), "Sinh": (np.sinh, _half_away), "Cosh": (np.cosh, _half_away),
-    "Acos": (np.arccos, _half_away), "Atan": (np.arctan, _half_away),
+    "Exp": (np.exp, _trunc),
+    "Log": (np.log, _trunc),
+    "Sin": (np.sin, _trunc),
+    "Asin": (np.arcsin, _trunc),
+    "Sqrt": (np.sqrt, _half_away),
+    "Erf": (_erf64, _half_away),
+    "Cos": (np.cos, _half_away),
+    "Tan": (np.tan, _half_away),
+    "Sinh": (np.sinh, _half_away),
+    "Cosh": (np.cosh, _half_away),
+    "Acos": (np.arccos, _half_away),
+    "Atan": (np.arctan, _half_away),
 }
 
 
@@ -260,8 +354,13 @@ def test_integer_inputs_exact_ops(et):
     dt = INTS[et]
     info = np.iinfo(dt)
     x = np.array([info.min, info.min + 1, -1 if info.min else 0, 0, 1, 5, info.max], dt)
-    for op, want in [("Floor", x), ("Ceiling", x), ("Abs", np.abs(x)), ("Negative", np.negative(x)),
-                     ("Sign", np.sign(x))]:
+    for op, want in [
+        ("Floor", x),
+        ("Ceiling", x),
+        ("Abs", np.abs(x)),
+        ("Negative", np.negative(x)),
+        ("Sign", np.sign(x)),
+    ]:
         got = run1(op, "opset1", x)
         np.testing.assert_array_equal(got, want, err_msg=f"{op} {et}")  # abs/negate of the minimum wrap, as C
         assert got.dtype == dt
@@ -309,10 +408,12 @@ def _py_floormod(a: float, b: float) -> float:
 @pytest.mark.parametrize("et", ["f32", "f64", "f16", "bf16"])
 def test_mod_floormod_floats(et):
     rng = np.random.default_rng(SEED + 3)
-    a = np.concatenate([[5.0, -5.0, 5.0, -5.0, 0.0, -0.0, 7.5, np.inf, np.nan, 3.0, -3.0, 1e30, 5.0],
-                        rng.uniform(-100, 100, 300)])
-    b = np.concatenate([[3.0, 3.0, -3.0, -3.0, 2.0, 2.0, 0.0, 2.0, 2.0, np.inf, np.inf, 7.0, 0.1],
-                        rng.uniform(-10, 10, 300)])
+    a = np.concatenate(
+        [[5.0, -5.0, 5.0, -5.0, 0.0, -0.0, 7.5, np.inf, np.nan, 3.0, -3.0, 1e30, 5.0], rng.uniform(-100, 100, 300)]
+    )
+    b = np.concatenate(
+        [[3.0, 3.0, -3.0, -3.0, 2.0, 2.0, 0.0, 2.0, 2.0, np.inf, np.inf, 7.0, 0.1], rng.uniform(-10, 10, 300)]
+    )
     a, b = as_type(a, et), as_type(b, et)
     a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
     for op, fn in [("Mod", _py_fmod), ("FloorMod", _py_floormod)]:
@@ -336,8 +437,15 @@ def test_mod_floormod_integers(et):
     signed = info.min < 0
     pairs = [(7, 3), (7, 5), (0, 4), (int(info.max), 7), (int(info.max), 1), (100, 100), (3, 7)]
     if signed:
-        pairs += [(-7, 3), (7, -3), (-7, -3), (int(info.min), -1), (int(info.min), 3), (-1, int(info.min)),
-                  (int(info.min), int(info.min))]
+        pairs += [
+            (-7, 3),
+            (7, -3),
+            (-7, -3),
+            (int(info.min), -1),
+            (int(info.min), 3),
+            (-1, int(info.min)),
+            (int(info.min), int(info.min)),
+        ]
     a = np.array([p for p, _ in pairs], dt)
     b = np.array([q for _, q in pairs], dt)
     trunc_rem = [_wrap(int(math.copysign(abs(p) % abs(q), p)) if p else 0, dt) for p, q in pairs]
@@ -366,8 +474,14 @@ def test_squared_difference():
 
 # ---- comparisons, logic, bits ---------------------------------------------------------------------
 
-COMPARE = {"Equal": np.equal, "NotEqual": np.not_equal, "Less": np.less, "LessEqual": np.less_equal,
-           "Greater": np.greater, "GreaterEqual": np.greater_equal}
+COMPARE = {
+    "Equal": np.equal,
+    "NotEqual": np.not_equal,
+    "Less": np.less,
+    "LessEqual": np.less_equal,
+    "Greater": np.greater,
+    "GreaterEqual": np.greater_equal,
+}
 
 
 @pytest.mark.parametrize("et", ["f32", "f64", "f16", "bf16", "i64", "u8", "i8", "boolean"])
@@ -410,8 +524,10 @@ def test_logical_and_bitwise():
             got = run_op(op, "opset13", [x, y])[0]
             assert got.dtype == dt
             np.testing.assert_array_equal(got, fn(x, y), err_msg=f"{op} {et}")
-        np.testing.assert_array_equal(run1("BitwiseNot", "opset13", x), np.array([~int(v) & info.max if info.min == 0
-                                                                                   else ~int(v) for v in x], dt))
+        np.testing.assert_array_equal(
+            run1("BitwiseNot", "opset13", x),
+            np.array([~int(v) & info.max if info.min == 0 else ~int(v) for v in x], dt),
+        )
     np.testing.assert_array_equal(run_op("BitwiseXor", "opset13", [a, b])[0], a ^ b)
     np.testing.assert_array_equal(run1("BitwiseNot", "opset13", a), ~a)
     with pytest.raises(irexec.UnsupportedDtypeError):
@@ -459,8 +575,13 @@ def _spec(shape, et="f32"):
 
 @pytest.mark.parametrize("mode,a,b,want", SHAPE_RULES)
 def test_broadcast_shape_rules(mode, a, b, want):
-    for op, version, et in [("Add", "opset1", "f32"), ("Less", "opset1", "i32"), ("LogicalOr", "opset1", "boolean"),
-                            ("BitwiseAnd", "opset13", "u8"), ("Mod", "opset1", "f16")]:
+    for op, version, et in [
+        ("Add", "opset1", "f32"),
+        ("Less", "opset1", "i32"),
+        ("LogicalOr", "opset1", "boolean"),
+        ("BitwiseAnd", "opset13", "u8"),
+        ("Mod", "opset1", "f16"),
+    ]:
         if want is None:
             with pytest.raises(irexec.ShapeInferenceError):
                 infer_op(op, version, [_spec(a, et), _spec(b, et)], auto_broadcast=mode)
@@ -504,8 +625,9 @@ def test_type_and_attribute_errors():
 
 def _dynamic_model(tmp_path, type_, version, shapes, attrs, et="f32"):
     net = irbuild.Net("dyn")
-    refs = [net.param(f"p{i}", et if not (type_ == "Select" and i == 0) else "boolean", s)
-            for i, s in enumerate(shapes)]
+    refs = [
+        net.param(f"p{i}", et if not (type_ == "Select" and i == 0) else "boolean", s) for i, s in enumerate(shapes)
+    ]
     y = net.op(type_, refs, attrs, version=version, out_et=et)
     net.result(y, "y")
     return irexec.load(net.save(tmp_path / "m.xml"))
@@ -584,7 +706,7 @@ def _random_shapes(rng, n: int, max_rank: int = 4):
     out = []
     for _ in range(n):
         r = int(rng.integers(0, rank + 1))
-        s = [1 if rng.random() < 0.3 else d for d in full[rank - r:]]
+        s = [1 if rng.random() < 0.3 else d for d in full[rank - r :]]
         out.append(tuple(s))
     return full, out
 
@@ -615,15 +737,36 @@ def test_unary_against_openvino(tmp_path, case, dyn):
     x = oc.param("x", _dyn(rng, shape, dyn))
     u = oc.param("u", _dyn(rng, shape, dyn))
     w = oc.param("w", _dyn(rng, shape, dyn))
-    outs = [o.erf(x), o.sin(x), o.cos(x), o.floor(x), o.ceiling(x), o.sign(x), o.round(x, "half_to_even"),
-            o.round(x, "half_away_from_zero"), o.is_nan(x), o.is_inf(x), o.is_finite(x), o.abs(x), o.negative(x),
-            o.is_inf(x, {"detect_negative": False}), o.is_inf(x, {"detect_positive": False}), o.sinh(x),
-            o.cosh(x), o.atan(x), o.asin(u), o.acos(u), o.tan(u), o.sqrt(o.abs(x)), o.log(o.abs(x)), o.exp(w)]
+    outs = [
+        o.erf(x),
+        o.sin(x),
+        o.cos(x),
+        o.floor(x),
+        o.ceiling(x),
+        o.sign(x),
+        o.round(x, "half_to_even"),
+        o.round(x, "half_away_from_zero"),
+        o.is_nan(x),
+        o.is_inf(x),
+        o.is_finite(x),
+        o.abs(x),
+        o.negative(x),
+        o.is_inf(x, {"detect_negative": False}),
+        o.is_inf(x, {"detect_positive": False}),
+        o.sinh(x),
+        o.cosh(x),
+        o.atan(x),
+        o.asin(u),
+        o.acos(u),
+        o.tan(u),
+        o.sqrt(o.abs(x)),
+        o.log(o.abs(x)),
+        o.exp(w),
+    ]
     w_values = rng.uniform(-90, 90, shape).astype(np.float32)
     if w_values.size > 2:  # the CPU plugin's Exp gives inf for NaN (the reference NaN): no NaN for Exp
         w_values.reshape(-1)[:2] = [np.inf, -np.inf]
-    feeds = {"x": _float_values(rng, shape), "u": _float_values(rng, shape, -1.0, 1.0, specials=False),
-             "w": w_values}
+    feeds = {"x": _float_values(rng, shape), "u": _float_values(rng, shape, -1.0, 1.0, specials=False), "w": w_values}
     oc.check(tmp_path, [x, u, w], outs, feeds, rtol=2e-6, atol=2e-6)
 
 
@@ -634,9 +777,22 @@ def test_unary_integers_against_openvino(tmp_path, case):
     shape, _ = _random_shapes(rng, 0)
     x = oc.param("x", _dyn(rng, shape, case % 2 == 1), np.int32)
     feeds = {"x": rng.integers(-50, 50, shape).astype(np.int32)}
-    outs = [o.erf(x), o.cos(x), o.floor(x), o.ceiling(x), o.sign(x), o.round(x, "half_to_even"), o.abs(x),
-            o.negative(x), o.sqrt(o.abs(x)), o.tan(x), o.atan(x), o.sinh(o.floor_mod(x, o.constant(np.int32(9)))),
-            o.logical_not(x), o.bitwise_not(x)]
+    outs = [
+        o.erf(x),
+        o.cos(x),
+        o.floor(x),
+        o.ceiling(x),
+        o.sign(x),
+        o.round(x, "half_to_even"),
+        o.abs(x),
+        o.negative(x),
+        o.sqrt(o.abs(x)),
+        o.tan(x),
+        o.atan(x),
+        o.sinh(o.floor_mod(x, o.constant(np.int32(9)))),
+        o.logical_not(x),
+        o.bitwise_not(x),
+    ]
     oc.check(tmp_path, [x], outs, feeds)
     # the reference truncates these where the CPU plugin rounds: shapes only here
     oc.check(tmp_path, [x], [o.sin(x), o.exp(x), o.log(x), o.asin(x)], feeds, values=False, name="trunc")
@@ -649,14 +805,33 @@ def test_binary_against_openvino(tmp_path, case, dyn):
     _, (sa, sb) = _random_shapes(rng, 2)
     a, b = oc.param("a", _dyn(rng, sa, dyn)), oc.param("b", _dyn(rng, sb, dyn))
     ai, bi = oc.param("ai", _dyn(rng, sa, dyn), np.int32), oc.param("bi", _dyn(rng, sb, dyn), np.int32)
-    outs = [o.add(a, b), o.subtract(a, b), o.multiply(a, b), o.divide(a, b), o.maximum(a, b), o.minimum(a, b),
-            o.squared_difference(a, b), o.mod(a, b), o.floor_mod(a, b), o.power(o.abs(a), b),
-            o.add(ai, bi), o.subtract(ai, bi), o.multiply(ai, bi), o.squared_difference(ai, bi), o.mod(ai, bi),
-            o.floor_mod(ai, bi), o.maximum(ai, bi)]
+    outs = [
+        o.add(a, b),
+        o.subtract(a, b),
+        o.multiply(a, b),
+        o.divide(a, b),
+        o.maximum(a, b),
+        o.minimum(a, b),
+        o.squared_difference(a, b),
+        o.mod(a, b),
+        o.floor_mod(a, b),
+        o.power(o.abs(a), b),
+        o.add(ai, bi),
+        o.subtract(ai, bi),
+        o.multiply(ai, bi),
+        o.squared_difference(ai, bi),
+        o.mod(ai, bi),
+        o.floor_mod(ai, bi),
+        o.maximum(ai, bi),
+    ]
     bv = rng.uniform(0.5, 3.0, sb).astype(np.float32) * rng.choice(np.float32([-1, 1]), sb)
     biv = rng.integers(1, 9, sb).astype(np.int32) * rng.choice(np.int32([-1, 1]), sb)
-    feeds = {"a": _float_values(rng, sa, -20, 20, specials=False), "b": bv,
-             "ai": rng.integers(-100, 100, sa).astype(np.int32), "bi": biv}
+    feeds = {
+        "a": _float_values(rng, sa, -20, 20, specials=False),
+        "b": bv,
+        "ai": rng.integers(-100, 100, sa).astype(np.int32),
+        "bi": biv,
+    }
     oc.check(tmp_path, [a, b, ai, bi], outs, feeds, rtol=1e-5, atol=1e-5)
 
 
@@ -668,17 +843,40 @@ def test_compare_logic_bits_against_openvino(tmp_path, case, dyn):
     a, b = oc.param("a", _dyn(rng, sa, dyn)), oc.param("b", _dyn(rng, sb, dyn))
     p, q = oc.param("p", _dyn(rng, sa, dyn), np.bool_), oc.param("q", _dyn(rng, sb, dyn), np.bool_)
     ai, bi = oc.param("ai", _dyn(rng, sa, dyn), np.int32), oc.param("bi", _dyn(rng, sb, dyn), np.int32)
-    outs = [o.equal(a, b), o.not_equal(a, b), o.less(a, b), o.less_equal(a, b), o.greater(a, b),
-            o.greater_equal(a, b), o.equal(ai, bi), o.less(ai, bi), o.greater_equal(p, q),
-            o.logical_and(p, q), o.logical_or(p, q), o.logical_xor(p, q), o.logical_not(p),
-            o.bitwise_and(ai, bi), o.bitwise_or(ai, bi), o.bitwise_xor(ai, bi), o.bitwise_not(ai),
-            o.bitwise_and(p, q), o.bitwise_xor(p, q), o.bitwise_not(q)]
+    outs = [
+        o.equal(a, b),
+        o.not_equal(a, b),
+        o.less(a, b),
+        o.less_equal(a, b),
+        o.greater(a, b),
+        o.greater_equal(a, b),
+        o.equal(ai, bi),
+        o.less(ai, bi),
+        o.greater_equal(p, q),
+        o.logical_and(p, q),
+        o.logical_or(p, q),
+        o.logical_xor(p, q),
+        o.logical_not(p),
+        o.bitwise_and(ai, bi),
+        o.bitwise_or(ai, bi),
+        o.bitwise_xor(ai, bi),
+        o.bitwise_not(ai),
+        o.bitwise_and(p, q),
+        o.bitwise_xor(p, q),
+        o.bitwise_not(q),
+    ]
     # small integers: plenty of equal pairs; no NaN (the CPU plugin's Greater(NaN, y) is true, the
     # reference's false: NaN comparisons are checked against numpy in test_comparisons)
     av = rng.integers(-2, 3, sa).astype(np.float32)
     bv = rng.integers(-2, 3, sb).astype(np.float32)
-    feeds = {"a": av, "b": bv, "p": rng.random(sa) > 0.5, "q": rng.random(sb) > 0.5,
-             "ai": rng.integers(-99, 99, sa).astype(np.int32), "bi": rng.integers(-99, 99, sb).astype(np.int32)}
+    feeds = {
+        "a": av,
+        "b": bv,
+        "p": rng.random(sa) > 0.5,
+        "q": rng.random(sb) > 0.5,
+        "ai": rng.integers(-99, 99, sa).astype(np.int32),
+        "bi": rng.integers(-99, 99, sb).astype(np.int32),
+    }
     oc.check(tmp_path, [a, b, p, q, ai, bi], outs, feeds)
 
 
@@ -692,13 +890,24 @@ def test_select_against_openvino(tmp_path, case, dyn):
     ti = oc.param("ti", _dyn(rng, st, dyn), np.int64)
     full = np.broadcast_shapes(sc, st, se)
     # none: equal shapes; pdpd: a prefix of the target's dims, some of them 1
-    pre = tuple(1 if rng.random() < 0.3 else d for d in full[:int(rng.integers(0, len(full) + 1))])
+    pre = tuple(1 if rng.random() < 0.3 else d for d in full[: int(rng.integers(0, len(full) + 1))])
     tt, pp = oc.param("tt", _dyn(rng, full, dyn)), oc.param("pp", _dyn(rng, pre, dyn))
-    outs = [o.select(c, t, e), o.select(c, ti, o.constant(np.int64(-1))), o.select(o.greater(tt, e), tt, tt, "none"),
-            o.multiply(tt, tt, "none"), o.add(tt, pp, "pdpd"), o.less(tt, pp, "pdpd")]
-    feeds = {"c": rng.random(sc) > 0.5, "t": rng.standard_normal(st).astype(np.float32),
-             "e": rng.standard_normal(se).astype(np.float32), "ti": rng.integers(0, 9, st).astype(np.int64),
-             "tt": rng.standard_normal(full).astype(np.float32), "pp": rng.standard_normal(pre).astype(np.float32)}
+    outs = [
+        o.select(c, t, e),
+        o.select(c, ti, o.constant(np.int64(-1))),
+        o.select(o.greater(tt, e), tt, tt, "none"),
+        o.multiply(tt, tt, "none"),
+        o.add(tt, pp, "pdpd"),
+        o.less(tt, pp, "pdpd"),
+    ]
+    feeds = {
+        "c": rng.random(sc) > 0.5,
+        "t": rng.standard_normal(st).astype(np.float32),
+        "e": rng.standard_normal(se).astype(np.float32),
+        "ti": rng.integers(0, 9, st).astype(np.int64),
+        "tt": rng.standard_normal(full).astype(np.float32),
+        "pp": rng.standard_normal(pre).astype(np.float32),
+    }
     oc.check(tmp_path, [c, t, e, ti, tt, pp], outs, feeds)
     # the CPU plugin cannot compile a pdpd Select ("Unsupported auto broadcast specification"):
     # shapes against OpenVINO here, values against numpy in test_select
@@ -713,8 +922,18 @@ def test_other_float_types_against_openvino(tmp_path, et):
     rng = np.random.default_rng(SEED + 600)
     x = oc.param("x", (None, 5), et)
     y = oc.param("y", (5,), et)
-    outs = [o.erf(x), o.sin(x), o.floor(x), o.round(x, "half_away_from_zero"), o.sign(x), o.mod(x, y),
-            o.floor_mod(x, y), o.squared_difference(x, y), o.less(x, y), o.is_finite(x)]
+    outs = [
+        o.erf(x),
+        o.sin(x),
+        o.floor(x),
+        o.round(x, "half_away_from_zero"),
+        o.sign(x),
+        o.mod(x, y),
+        o.floor_mod(x, y),
+        o.squared_difference(x, y),
+        o.less(x, y),
+        o.is_finite(x),
+    ]
     feeds = {"x": rng.uniform(-6, 6, (3, 5)).astype(et), "y": rng.uniform(0.5, 2, 5).astype(et)}
     tol = 2e-3 if et == np.float16 else 1e-6
     oc.check(tmp_path, [x, y], outs, feeds, rtol=tol, atol=tol)

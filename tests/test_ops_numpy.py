@@ -71,8 +71,9 @@ def _mvn64(x, axes, eps, inside, norm=True):
 def test_mvn6(axes, mode):
     x = (R.standard_normal((3, 4, 50)) + 1e4).astype(np.float32)  # a large mean: two-pass variance
     (y,) = run_op("MVN", "opset6", [x, np.array(axes, np.int64)], normalize_variance=True, eps=1e-5, eps_mode=mode)
-    close(y, _mvn64(x.astype(np.float64), tuple(a % 3 for a in axes), 1e-5, mode == "inside_sqrt"), rtol=1e-5,
-          atol=2e-5)
+    close(
+        y, _mvn64(x.astype(np.float64), tuple(a % 3 for a in axes), 1e-5, mode == "inside_sqrt"), rtol=1e-5, atol=2e-5
+    )
 
 
 def test_mvn1_group_norm_normalize_l2_batchnorm():
@@ -83,10 +84,11 @@ def test_mvn1_group_norm_normalize_l2_batchnorm():
     scale, bias = R.standard_normal(6).astype(np.float32), R.standard_normal(6).astype(np.float32)
     (g,) = run_op("GroupNormalization", "opset12", [x, scale, bias], num_groups=3, epsilon=1e-5)
     ref = _mvn64(x64.reshape(2, 3, -1), (2,), 1e-5, True).reshape(x.shape) * scale.reshape(1, 6, 1, 1) + bias.reshape(
-        1, 6, 1, 1)
+        1, 6, 1, 1
+    )
     close(g, ref, rtol=1e-5, atol=1e-6)
     (n,) = run_op("NormalizeL2", "opset1", [x, np.array([1], np.int64)], eps=1e-6, eps_mode="max")
-    close(n, x64 / np.sqrt(np.maximum((x64 ** 2).sum(axis=1, keepdims=True), 1e-6)), rtol=1e-6)
+    close(n, x64 / np.sqrt(np.maximum((x64**2).sum(axis=1, keepdims=True), 1e-6)), rtol=1e-6)
     gm, bt, mu, var = (R.uniform(0.5, 1.5, 6).astype(np.float32) for _ in range(4))
     (b,) = run_op("BatchNormInference", "opset5", [x, gm, bt, mu, var], epsilon=1e-3)
     sh = (1, 6, 1, 1)
@@ -113,9 +115,16 @@ def test_scaled_dot_product_attention(causal, mask):
     close(y, softmax64(s, -1) @ v, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("sa,sb,ta,tb", [((3, 4), (4, 5), False, False), ((4,), (4, 5), False, False),
-                                         ((3, 4), (4,), False, False), ((2, 1, 4, 3), (5, 4, 6), True, False),
-                                         ((2, 3, 4), (5, 4), False, True)])
+@pytest.mark.parametrize(
+    "sa,sb,ta,tb",
+    [
+        ((3, 4), (4, 5), False, False),
+        ((4,), (4, 5), False, False),
+        ((3, 4), (4,), False, False),
+        ((2, 1, 4, 3), (5, 4, 6), True, False),
+        ((2, 3, 4), (5, 4), False, True),
+    ],
+)
 def test_matmul_shapes_and_values(sa, sb, ta, tb):
     a, b = R.standard_normal(sa).astype(np.float32), R.standard_normal(sb).astype(np.float32)
     (y,) = run_op("MatMul", "opset1", [a, b], const=(), transpose_a=ta, transpose_b=tb)
@@ -138,7 +147,9 @@ def conv_ref(x, w, stride, pad, dil, groups=1):
     for b, o, i, j in itertools.product(range(n), range(co), range(oh), range(ow)):
         g = o // og
         for ci, p, q in itertools.product(range(cg), range(kh), range(kw)):
-            out[b, o, i, j] += xp[b, g * cg + ci, i * stride[0] + p * dil[0], j * stride[1] + q * dil[1]] * w[o, ci, p, q]
+            out[b, o, i, j] += (
+                xp[b, g * cg + ci, i * stride[0] + p * dil[0], j * stride[1] + q * dil[1]] * w[o, ci, p, q]
+            )
     return out
 
 
@@ -159,18 +170,40 @@ def test_pooling_nan_global_and_ceil_torch():
     x[0, 0, 3, 3] = np.nan
     (m,) = run_op("MaxPool", "opset1", [x], strides=(2, 2), pads_begin=(0, 0), pads_end=(0, 0), kernel=(3, 3))
     assert np.isnan(m[0, 0, 1, 1]) and not np.isnan(m[0, 1]).any()  # NaN propagates, as numpy's max
-    (g,) = run_op("AvgPool", "opset1", [x[:, 1:]], strides=(1, 1), pads_begin=(0, 0), pads_end=(0, 0),
-                  kernel=(7, 7), **{"exclude-pad": True})
+    (g,) = run_op(
+        "AvgPool",
+        "opset1",
+        [x[:, 1:]],
+        strides=(1, 1),
+        pads_begin=(0, 0),
+        pads_end=(0, 0),
+        kernel=(7, 7),
+        **{"exclude-pad": True},
+    )
     close(g.reshape(-1), [x[0, 1].astype(np.float64).mean()], rtol=1e-6)
     # ceil_torch: the last window may not start in the padding (PyTorch's rule); count = in + pads
     y = np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5)
-    (a,) = run_op("AvgPool", "opset14", [y], strides=(2, 2), pads_begin=(1, 1), pads_end=(1, 1), kernel=(3, 3),
-                  rounding_type="ceil_torch", **{"exclude-pad": True})
+    (a,) = run_op(
+        "AvgPool",
+        "opset14",
+        [y],
+        strides=(2, 2),
+        pads_begin=(1, 1),
+        pads_end=(1, 1),
+        kernel=(3, 3),
+        rounding_type="ceil_torch",
+        **{"exclude-pad": True},
+    )
     assert a.shape == (1, 1, 3, 3)
     yp = np.pad(y[0, 0].astype(np.float64), 1)
     valid = np.pad(np.ones((5, 5)), 1)
-    ref = [[yp[i * 2:i * 2 + 3, j * 2:j * 2 + 3].sum() / valid[i * 2:i * 2 + 3, j * 2:j * 2 + 3].sum() for j in range(3)]
-           for i in range(3)]
+    ref = [
+        [
+            yp[i * 2 : i * 2 + 3, j * 2 : j * 2 + 3].sum() / valid[i * 2 : i * 2 + 3, j * 2 : j * 2 + 3].sum()
+            for j in range(3)
+        ]
+        for i in range(3)
+    ]
     close(a[0, 0], ref, rtol=1e-6)
 
 
@@ -195,13 +228,29 @@ def test_cumsum_gather8_topk_interpolate():
     with pytest.raises(irexec.ExecutionError):
         run_op("Gather", "opset7", [x, np.array([7], np.int64), np.int64(1)])
     t = np.array([[3, 1, 3, 2]], np.float32)
-    vals, idx = run_op("TopK", "opset11", [t, np.int64(2)], n_outputs=2, axis=1, mode="max", sort="value",
-                       index_element_type="i64", stable=True)
+    vals, idx = run_op(
+        "TopK",
+        "opset11",
+        [t, np.int64(2)],
+        n_outputs=2,
+        axis=1,
+        mode="max",
+        sort="value",
+        index_element_type="i64",
+        stable=True,
+    )
     close(vals, [[3, 3]])
     assert idx.tolist() == [[0, 2]]
     img = R.standard_normal((1, 1, 2, 3)).astype(np.float32)
-    (up,) = run_op("Interpolate", "opset11", [img, np.float32([2, 2]), np.array([2, 3], np.int64)], mode="nearest",
-                   shape_calculation_mode="scales", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    (up,) = run_op(
+        "Interpolate",
+        "opset11",
+        [img, np.float32([2, 2]), np.array([2, 3], np.int64)],
+        mode="nearest",
+        shape_calculation_mode="scales",
+        coordinate_transformation_mode="asymmetric",
+        nearest_mode="floor",
+    )
     close(up, img.repeat(2, axis=2).repeat(2, axis=3))
 
 
@@ -250,8 +299,9 @@ def test_softmax_and_layer_norm_kernels_match_the_numpy_path(kernels, dtype):
         # near 0 (both take log1p of the sum without the maximum)
         close(y, ref, rtol=2e-7 if dtype == np.float32 else 1e-14, atol=0)
     finite = x64[3:]
-    (n,) = run_op("MVN", "opset6", [x[3:], np.array([-1], np.int64)], normalize_variance=True, eps=1e-5,
-                  eps_mode="inside_sqrt")
+    (n,) = run_op(
+        "MVN", "opset6", [x[3:], np.array([-1], np.int64)], normalize_variance=True, eps=1e-5, eps_mode="inside_sqrt"
+    )
     close(n, _mvn64(finite, (2,), 1e-5, True), rtol=2e-6 if dtype == np.float32 else 1e-12, atol=1e-6)
     from irexec.kernels import jit
 
@@ -263,16 +313,66 @@ def test_pooling_kernels_match_the_numpy_path(kernels, dtype):
     x = R.standard_normal((2, 3, 11, 10)).astype(dtype)
     x[0, 1, 4, 4] = np.nan
     cases = [
-        ("MaxPool", "opset8", dict(strides=(2, 2), pads_begin=(1, 0), pads_end=(1, 1), kernel=(3, 3),
-                                   dilations=(1, 2), rounding_type="ceil", axis=0), 2),
-        ("MaxPool", "opset14", dict(strides=(2, 1), pads_begin=(1, 1), pads_end=(1, 1), kernel=(3, 2),
-                                    dilations=(1, 1), rounding_type="ceil_torch", axis=2), 2),
-        ("AvgPool", "opset1", {"strides": (2, 2), "pads_begin": (1, 1), "pads_end": (1, 1), "kernel": (3, 3),
-                               "rounding_type": "ceil", "exclude-pad": False}, 1),
-        ("AvgPool", "opset1", {"strides": (2, 2), "pads_begin": (1, 1), "pads_end": (1, 1), "kernel": (3, 3),
-                               "exclude-pad": True}, 1),
-        ("AvgPool", "opset14", {"strides": (2, 2), "pads_begin": (1, 1), "pads_end": (1, 1), "kernel": (3, 3),
-                                "rounding_type": "ceil_torch", "exclude-pad": False}, 1),
+        (
+            "MaxPool",
+            "opset8",
+            dict(
+                strides=(2, 2),
+                pads_begin=(1, 0),
+                pads_end=(1, 1),
+                kernel=(3, 3),
+                dilations=(1, 2),
+                rounding_type="ceil",
+                axis=0,
+            ),
+            2,
+        ),
+        (
+            "MaxPool",
+            "opset14",
+            dict(
+                strides=(2, 1),
+                pads_begin=(1, 1),
+                pads_end=(1, 1),
+                kernel=(3, 2),
+                dilations=(1, 1),
+                rounding_type="ceil_torch",
+                axis=2,
+            ),
+            2,
+        ),
+        (
+            "AvgPool",
+            "opset1",
+            {
+                "strides": (2, 2),
+                "pads_begin": (1, 1),
+                "pads_end": (1, 1),
+                "kernel": (3, 3),
+                "rounding_type": "ceil",
+                "exclude-pad": False,
+            },
+            1,
+        ),
+        (
+            "AvgPool",
+            "opset1",
+            {"strides": (2, 2), "pads_begin": (1, 1), "pads_end": (1, 1), "kernel": (3, 3), "exclude-pad": True},
+            1,
+        ),
+        (
+            "AvgPool",
+            "opset14",
+            {
+                "strides": (2, 2),
+                "pads_begin": (1, 1),
+                "pads_end": (1, 1),
+                "kernel": (3, 3),
+                "rounding_type": "ceil_torch",
+                "exclude-pad": False,
+            },
+            1,
+        ),
     ]
     for op, version, attrs, n_out in cases:
         got = run_op(op, version, [x], n_outputs=n_out, **attrs)
@@ -301,8 +401,13 @@ def test_convert_saturates_at_the_64_bit_limits():
 def test_vectorized_exp_is_within_two_ulps_of_libm(kernels):
     from irexec.kernels import normalize_loops as k
 
-    x = np.concatenate([np.linspace(-760, 720, 400_001), R.uniform(-40, 5, 100_000),
-                        [-np.inf, np.inf, 0.0, -0.0, 709.78, 709.79, -708.4, -745.13, -745.14, -1e-300, 1e-300]])
+    x = np.concatenate(
+        [
+            np.linspace(-760, 720, 400_001),
+            R.uniform(-40, 5, 100_000),
+            [-np.inf, np.inf, 0.0, -0.0, 709.78, 709.79, -708.4, -745.13, -745.14, -1e-300, 1e-300],
+        ]
+    )
     got = np.empty_like(x)
     k.scaled_exp(x, 1.0, 0.0, got)
     with np.errstate(over="ignore"):
@@ -320,13 +425,25 @@ def test_mvn_over_trailing_axes_and_group_norm_kernels_match_the_numpy_path(kern
     x = (R.standard_normal((3, 8, 6, 5)) * 3 + 50).astype(dtype)
     tol = dict(rtol=2e-6, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
     runs = [
-        ("MVN", "opset6", [x, np.array([1, 2, 3], np.int64)], dict(normalize_variance=True, eps=1e-5,
-                                                                   eps_mode="outside_sqrt")),
-        ("MVN", "opset6", [x, np.array([-1, -2], np.int64)], dict(normalize_variance=False, eps=1e-5,
-                                                                  eps_mode="inside_sqrt")),
+        (
+            "MVN",
+            "opset6",
+            [x, np.array([1, 2, 3], np.int64)],
+            dict(normalize_variance=True, eps=1e-5, eps_mode="outside_sqrt"),
+        ),
+        (
+            "MVN",
+            "opset6",
+            [x, np.array([-1, -2], np.int64)],
+            dict(normalize_variance=False, eps=1e-5, eps_mode="inside_sqrt"),
+        ),
         ("MVN", "opset1", [x], dict(across_channels=False, normalize_variance=True, eps=1e-9)),
-        ("GroupNormalization", "opset12", [x, R.standard_normal(8).astype(dtype), R.standard_normal(8).astype(dtype)],
-         dict(num_groups=4, epsilon=1e-5)),
+        (
+            "GroupNormalization",
+            "opset12",
+            [x, R.standard_normal(8).astype(dtype), R.standard_normal(8).astype(dtype)],
+            dict(num_groups=4, epsilon=1e-5),
+        ),
     ]
     from irexec.kernels import jit
 
@@ -348,20 +465,33 @@ def test_3x3_pooling_fast_paths_match_the_numpy_path(kernels, dtype):
     x = R.integers(-4, 5, (2, 3, 13, 12)).astype(dtype)
     x[1, 2, 6, 6] = np.nan
     for s, pad, axis in itertools.product((1, 2, 3), (0, 1), (0, 1, 2)):
-        attrs = dict(strides=(s, s), pads_begin=(pad, pad), pads_end=(pad, pad), kernel=(3, 3), dilations=(1, 1),
-                     rounding_type="floor", axis=axis)
+        attrs = dict(
+            strides=(s, s),
+            pads_begin=(pad, pad),
+            pads_end=(pad, pad),
+            kernel=(3, 3),
+            dilations=(1, 1),
+            rounding_type="floor",
+            axis=axis,
+        )
         got = run_op("MaxPool", "opset8", [x], n_outputs=2, **attrs)
         config.JIT = "never"
         want = run_op("MaxPool", "opset8", [x], n_outputs=2, **attrs)
         config.JIT = "always"
         np.testing.assert_array_equal(got[0], want[0], err_msg=str(attrs))
         np.testing.assert_array_equal(got[1], want[1], err_msg=str(attrs))
-        (values,) = run_op("MaxPool", "opset1", [x], strides=(s, s), pads_begin=(pad, pad), pads_end=(pad, pad),
-                           kernel=(3, 3))  # the values-only kernel
+        (values,) = run_op(
+            "MaxPool", "opset1", [x], strides=(s, s), pads_begin=(pad, pad), pads_end=(pad, pad), kernel=(3, 3)
+        )  # the values-only kernel
         np.testing.assert_array_equal(values, want[0], err_msg=str(attrs))
         for exclude in (True, False):
-            avg = {"strides": (s, s), "pads_begin": (pad, pad), "pads_end": (pad, pad), "kernel": (3, 3),
-                   "exclude-pad": exclude}
+            avg = {
+                "strides": (s, s),
+                "pads_begin": (pad, pad),
+                "pads_end": (pad, pad),
+                "kernel": (3, 3),
+                "exclude-pad": exclude,
+            }
             (g,) = run_op("AvgPool", "opset1", [x], **avg)
             config.JIT = "never"
             (w,) = run_op("AvgPool", "opset1", [x], **avg)
@@ -433,10 +563,12 @@ def test_im2col_kernel_gives_the_padded_paths_convolution(kernels, dtype):
     """Columns written straight from the unpadded input (zeros for the padding) are the padded
     path's columns: the same BLAS product, the same bits. Strides 1-3, dilation, asymmetric
     pads, groups, a 1x1 strided kernel, and a window that reaches only padding."""
-    cases = [((2, 6, 11, 9), (8, 6, 3, 3), dict(strides=[1, 1], dilations=[1, 1], pads_begin=[1, 1], pads_end=[1, 1])),
-             ((1, 4, 12, 10), (6, 4, 5, 3), dict(strides=[2, 3], dilations=[1, 2], pads_begin=[2, 0], pads_end=[1, 3])),
-             ((1, 3, 7, 7), (5, 3, 1, 1), dict(strides=[2, 2], dilations=[1, 1], pads_begin=[0, 0], pads_end=[0, 0])),
-             ((1, 2, 4, 4), (3, 2, 3, 3), dict(strides=[3, 3], dilations=[1, 1], pads_begin=[3, 3], pads_end=[3, 3]))]
+    cases = [
+        ((2, 6, 11, 9), (8, 6, 3, 3), dict(strides=[1, 1], dilations=[1, 1], pads_begin=[1, 1], pads_end=[1, 1])),
+        ((1, 4, 12, 10), (6, 4, 5, 3), dict(strides=[2, 3], dilations=[1, 2], pads_begin=[2, 0], pads_end=[1, 3])),
+        ((1, 3, 7, 7), (5, 3, 1, 1), dict(strides=[2, 2], dilations=[1, 1], pads_begin=[0, 0], pads_end=[0, 0])),
+        ((1, 2, 4, 4), (3, 2, 3, 3), dict(strides=[3, 3], dilations=[1, 1], pads_begin=[3, 3], pads_end=[3, 3])),
+    ]
     for xs, ws, attrs in cases:
         x, w = R.standard_normal(xs).astype(dtype), R.standard_normal(ws).astype(dtype)
         (got,) = run_op("Convolution", "opset1", [x, w], auto_pad="explicit", **attrs)
@@ -458,11 +590,22 @@ def test_swish_sigmoid_and_gelu_kernels_match_the_numpy_path(kernels):
     """float32 Swish (beta 1 and 0.7), Sigmoid and Gelu-erf (Cody's erfc, every interval): the
     same float64 formulas with the vectorized exp, rounded once; equal to the numpy path's bits
     but for a rare tie, never more than 1 ulp."""
-    x = np.concatenate([R.standard_normal(200_000) * 10, np.linspace(-110, 110, 20_001),
-                        [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 88.0, -88.0, -104.0]]).astype(np.float32)
-    runs = [("Sigmoid", "opset1", [x], {}), ("Swish", "opset4", [x], {}), ("Swish", "opset4", [x, np.float32(0.7)], {}),
-            ("Gelu", "opset7", [x], {"approximation_mode": "erf"}), ("Gelu", "opset2", [x], {}),
-            ("HSwish", "opset4", [x], {}), ("HSigmoid", "opset5", [x], {})]
+    x = np.concatenate(
+        [
+            R.standard_normal(200_000) * 10,
+            np.linspace(-110, 110, 20_001),
+            [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 88.0, -88.0, -104.0],
+        ]
+    ).astype(np.float32)
+    runs = [
+        ("Sigmoid", "opset1", [x], {}),
+        ("Swish", "opset4", [x], {}),
+        ("Swish", "opset4", [x, np.float32(0.7)], {}),
+        ("Gelu", "opset7", [x], {"approximation_mode": "erf"}),
+        ("Gelu", "opset2", [x], {}),
+        ("HSwish", "opset4", [x], {}),
+        ("HSigmoid", "opset5", [x], {}),
+    ]
     for op, version, inputs, attrs in runs:
         (got,) = run_op(op, version, inputs, **attrs)
         config.JIT = "never"

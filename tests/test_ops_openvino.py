@@ -84,9 +84,12 @@ def _(o, dyn):
 def _(o, dyn):
     x = P("x", (None, 1) if dyn else (3, 1))
     o1 = ops(1)
-    outs = [o.broadcast(x, C(o, i64(2, 3, 4))), o.broadcast(x, C(o, i64(1, 5)), broadcast_spec="BIDIRECTIONAL"),
-            o.broadcast(x, C(o, i64(2, 3, 1, 5)), C(o, i64(1, 2)), "EXPLICIT"),
-            o1.broadcast(x, C(o, i64(4, 3, 6)))]
+    outs = [
+        o.broadcast(x, C(o, i64(2, 3, 4))),
+        o.broadcast(x, C(o, i64(1, 5)), broadcast_spec="BIDIRECTIONAL"),
+        o.broadcast(x, C(o, i64(2, 3, 1, 5)), C(o, i64(1, 2)), "EXPLICIT"),
+        o1.broadcast(x, C(o, i64(4, 3, 6))),
+    ]
     return [x], outs, {"x": f32(3, 1)}
 
 
@@ -98,8 +101,9 @@ def _(o, dyn):
         o.strided_slice(x, b, e, s, [0, 0, 0], [0, 0, 0]),
         o.strided_slice(x, b, e, s, [1, 0, 1], [0, 1, 0]),
         o.strided_slice(x, C(o, i64(1, 0)), C(o, i64(2, 3)), C(o, i64(1, 1)), [0, 0], [0, 0], shrink_axis_mask=[1, 0]),
-        o.strided_slice(x, C(o, i64(0, 0, 1)), C(o, i64(0, 0, 3)), C(o, i64(1, 1, 1)), [0, 0, 0], [0, 0, 0],
-                        new_axis_mask=[1, 0, 0]),
+        o.strided_slice(
+            x, C(o, i64(0, 0, 1)), C(o, i64(0, 0, 3)), C(o, i64(1, 1, 1)), [0, 0, 0], [0, 0, 0], new_axis_mask=[1, 0, 0]
+        ),
         o.strided_slice(x, C(o, i64(0, 1)), C(o, i64(0, 3)), C(o, i64(1, 1)), [0, 0], [0, 0], ellipsis_mask=[1, 0]),
     ]
     return [x], outs, {"x": f32(4, 5, 6)}
@@ -109,9 +113,11 @@ def _(o, dyn):
 def _(o, dyn):
     x = P("x", (None, 6) if dyn else (5, 6))
     big = np.iinfo(np.int64).max
-    outs = [o.slice(x, C(o, i64(1, -1)), C(o, i64(4, 0)), C(o, i64(2, -2))),
-            o.slice(x, C(o, i64(2)), C(o, i64(big)), C(o, i64(1)), C(o, i64(1))),
-            o.slice(x, C(o, i64(-1)), C(o, i64(-big)), C(o, i64(-1)), C(o, i64(0)))]
+    outs = [
+        o.slice(x, C(o, i64(1, -1)), C(o, i64(4, 0)), C(o, i64(2, -2))),
+        o.slice(x, C(o, i64(2)), C(o, i64(big)), C(o, i64(1)), C(o, i64(1))),
+        o.slice(x, C(o, i64(-1)), C(o, i64(-big)), C(o, i64(-1)), C(o, i64(0))),
+    ]
     return [x], outs, {"x": f32(5, 6)}
 
 
@@ -119,21 +125,27 @@ def _(o, dyn):
 def _(o, dyn):
     x = P("x", (None, 4) if dyn else (3, 4))
     o1 = ops(1)
-    outs = [o.pad(x, C(o, i64(1, 2)), C(o, i64(2, 1)), "constant", C(o, np.float32(1.5))),
-            o.pad(x, C(o, i64(1, 2)), C(o, i64(0, 1)), "edge"),
-            o.pad(x, C(o, i64(2, 2)), C(o, i64(1, 3)), "reflect"),
-            o.pad(x, C(o, i64(2, 1)), C(o, i64(1, 3)), "symmetric"),
-            o.pad(x, C(o, i64(-1, 1)), C(o, i64(1, -2)), "constant"),
-            o1.pad(x, C(o, i64(0, 1)), C(o, i64(1, 0)), "constant")]
+    outs = [
+        o.pad(x, C(o, i64(1, 2)), C(o, i64(2, 1)), "constant", C(o, np.float32(1.5))),
+        o.pad(x, C(o, i64(1, 2)), C(o, i64(0, 1)), "edge"),
+        o.pad(x, C(o, i64(2, 2)), C(o, i64(1, 3)), "reflect"),
+        o.pad(x, C(o, i64(2, 1)), C(o, i64(1, 3)), "symmetric"),
+        o.pad(x, C(o, i64(-1, 1)), C(o, i64(1, -2)), "constant"),
+        o1.pad(x, C(o, i64(0, 1)), C(o, i64(1, 0)), "constant"),
+    ]
     return [x], outs, {"x": f32(3, 4)}
 
 
 @case("depth_space_shuffle", [("DepthToSpace", "opset1"), ("SpaceToDepth", "opset1"), ("ShuffleChannels", "opset1")])
 def _(o, dyn):
     x = P("x", (None, 8, 2, 4) if dyn else (2, 8, 2, 4))
-    outs = [o.depth_to_space(x, "blocks_first", 2), o.depth_to_space(x, "depth_first", 2),
-            o.space_to_depth(x, "blocks_first", 2), o.space_to_depth(x, "depth_first", 2),
-            o.shuffle_channels(x, 1, 4)]
+    outs = [
+        o.depth_to_space(x, "blocks_first", 2),
+        o.depth_to_space(x, "depth_first", 2),
+        o.space_to_depth(x, "blocks_first", 2),
+        o.space_to_depth(x, "depth_first", 2),
+        o.shuffle_channels(x, 1, 4),
+    ]
     return [x], outs, {"x": f32(2, 8, 2, 4)}
 
 
@@ -144,10 +156,12 @@ def _(o, dyn):
 def _(o, dyn):
     x = P("x", (None, 5, 3) if dyn else (2, 5, 3))
     o7, o1 = ops(7), ops(1)
-    outs = [o.gather(x, C(o, i64(4, -1, 0)), C(o, np.int64(1))),
-            o.gather(x, C(o, np.array([[1], [2]], np.int64)), C(o, np.int64(1)), 1),
-            o7.gather(x, C(o, i64(2, 0)), C(o, np.int64(-1))),
-            o1.gather(x, C(o, np.int64(3)), C(o, np.int64(1)))]
+    outs = [
+        o.gather(x, C(o, i64(4, -1, 0)), C(o, np.int64(1))),
+        o.gather(x, C(o, np.array([[1], [2]], np.int64)), C(o, np.int64(1)), 1),
+        o7.gather(x, C(o, i64(2, 0)), C(o, np.int64(-1))),
+        o1.gather(x, C(o, np.int64(3)), C(o, np.int64(1))),
+    ]
     return [x], outs, {"x": f32(2, 5, 3)}
 
 
@@ -156,9 +170,12 @@ def _(o, dyn):
     x = P("x", (None, 3, 4) if dyn else (2, 3, 4))
     o5 = ops(5)
     idx = C(o, np.array([[[1, 2]], [[0, 3]]], np.int64))
-    outs = [o.gather_nd(x, C(o, np.array([[0, 1], [1, 2]], np.int64))), o.gather_nd(x, idx, 1),
-            o5.gather_nd(x, idx, 1),
-            o.gather_elements(x, C(o, R.integers(0, 3, (2, 3, 4)).astype(np.int64)), 1)]
+    outs = [
+        o.gather_nd(x, C(o, np.array([[0, 1], [1, 2]], np.int64))),
+        o.gather_nd(x, idx, 1),
+        o5.gather_nd(x, idx, 1),
+        o.gather_elements(x, C(o, R.integers(0, 3, (2, 3, 4)).astype(np.int64)), 1),
+    ]
     return [x], outs, {"x": f32(2, 3, 4)}
 
 
@@ -166,10 +183,12 @@ def _(o, dyn):
 def _(o, dyn):
     x = P("x", (None, 3) if dyn else (4, 3))
     o3 = ops(4)
-    outs = [o.scatter_update(x, C(o, i64(2, 0)), C(o, f32(2, 3)), C(o, np.int64(0))),
-            o.scatter_nd_update(x, C(o, np.array([[1], [3]], np.int64)), C(o, f32(2, 3))),
-            o.scatter_nd_update(x, C(o, np.array([[1, 1], [1, 1]], np.int64)), C(o, f32(2)), "sum"),
-            o3.scatter_nd_update(x, C(o, np.array([[0, 2]], np.int64)), C(o, f32(1)))]
+    outs = [
+        o.scatter_update(x, C(o, i64(2, 0)), C(o, f32(2, 3)), C(o, np.int64(0))),
+        o.scatter_nd_update(x, C(o, np.array([[1], [3]], np.int64)), C(o, f32(2, 3))),
+        o.scatter_nd_update(x, C(o, np.array([[1, 1], [1, 1]], np.int64)), C(o, f32(2)), "sum"),
+        o3.scatter_nd_update(x, C(o, np.array([[0, 2]], np.int64)), C(o, f32(1))),
+    ]
     return [x], outs, {"x": f32(4, 3)}
 
 
@@ -187,14 +206,42 @@ def _(o, dyn):
 # ---- elementwise and activations ------------------------------------------------------------------
 
 
-@case("compare_logic", [(t, "opset1") for t in ("Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
-                                                "LogicalAnd", "LogicalOr", "LogicalXor", "LogicalNot", "Select")])
+@case(
+    "compare_logic",
+    [
+        (t, "opset1")
+        for t in (
+            "Equal",
+            "NotEqual",
+            "Less",
+            "LessEqual",
+            "Greater",
+            "GreaterEqual",
+            "LogicalAnd",
+            "LogicalOr",
+            "LogicalXor",
+            "LogicalNot",
+            "Select",
+        )
+    ],
+)
 def _(o, dyn):
     x = P("x", (None, 4) if dyn else (3, 4))
     y = P("y", (4,))
     a, b = o.greater(x, y), o.less_equal(x, C(o, np.float32(0)))
-    outs = [o.equal(x, y), o.not_equal(x, y), o.less(x, y), o.greater_equal(x, y), a, b,
-            o.logical_and(a, b), o.logical_or(a, b), o.logical_xor(a, b), o.logical_not(a), o.select(a, x, y)]
+    outs = [
+        o.equal(x, y),
+        o.not_equal(x, y),
+        o.less(x, y),
+        o.greater_equal(x, y),
+        a,
+        b,
+        o.logical_and(a, b),
+        o.logical_or(a, b),
+        o.logical_xor(a, b),
+        o.logical_not(a),
+        o.select(a, x, y),
+    ]
     xv = f32(3, 4)
     yv = xv[1].copy()
     return [x, y], outs, {"x": xv, "y": yv}
@@ -208,16 +255,30 @@ def _(o, dyn):
     return [x, y], outs, {"x": R.integers(-50, 50, (3, 4)).astype(np.int32), "y": R.integers(0, 9, 4).astype(np.int32)}
 
 
-@case("unary_math", [(t, "opset1") for t in ("Erf", "Sin", "Cos", "Floor", "Ceiling", "Sign")] +
-      [("Round", "opset5"), ("IsNaN", "opset10"), ("IsInf", "opset10"), ("IsFinite", "opset10")])
+@case(
+    "unary_math",
+    [(t, "opset1") for t in ("Erf", "Sin", "Cos", "Floor", "Ceiling", "Sign")]
+    + [("Round", "opset5"), ("IsNaN", "opset10"), ("IsInf", "opset10"), ("IsFinite", "opset10")],
+)
 def _(o, dyn):
     x = P("x", (None, 6) if dyn else (4, 6))
     xv = f32(4, 6, lo=-3, hi=3)
     xv[0, :4] = [np.nan, np.inf, -np.inf, 2.5]
     xv[1, :3] = [-2.5, 0.5, -0.5]
-    outs = [o.erf(x), o.sin(x), o.cos(x), o.floor(x), o.ceiling(x), o.sign(x), o.round(x, "half_to_even"),
-            o.round(x, "half_away_from_zero"), o.is_nan(x), o.is_inf(x), o.is_inf(x, {"detect_negative": False}),
-            o.is_finite(x)]
+    outs = [
+        o.erf(x),
+        o.sin(x),
+        o.cos(x),
+        o.floor(x),
+        o.ceiling(x),
+        o.sign(x),
+        o.round(x, "half_to_even"),
+        o.round(x, "half_away_from_zero"),
+        o.is_nan(x),
+        o.is_inf(x),
+        o.is_inf(x, {"detect_negative": False}),
+        o.is_finite(x),
+    ]
     return [x], outs, {"x": xv}
 
 
@@ -229,23 +290,62 @@ def _(o, dyn):
     yi = P("yi", (5,), np.int32)
     outs = [o.mod(x, y), o.floor_mod(x, y), o.squared_difference(x, y), o.mod(xi, yi), o.floor_mod(xi, yi)]
     yv = f32(5, lo=0.5, hi=2) * np.float32([1, -1, 1, -1, 1])
-    return [x, y, xi, yi], outs, {"x": f32(3, 5, lo=-5, hi=5), "y": yv,
-                                   "xi": R.integers(-20, 20, (3, 5)).astype(np.int32),
-                                   "yi": np.int32([3, -3, 7, -2, 5])}
+    return (
+        [x, y, xi, yi],
+        outs,
+        {
+            "x": f32(3, 5, lo=-5, hi=5),
+            "y": yv,
+            "xi": R.integers(-20, 20, (3, 5)).astype(np.int32),
+            "yi": np.int32([3, -3, 7, -2, 5]),
+        },
+    )
 
 
-@case("activations", [("ReLU", "opset1"), ("Clamp", "opset1"), ("Elu", "opset1"), ("Gelu", "opset7"),
-                      ("Gelu", "opset2"), ("Sigmoid", "opset1"), ("Tanh", "opset1"), ("Swish", "opset4"),
-                      ("HSwish", "opset4"), ("HSigmoid", "opset5"), ("Mish", "opset4"), ("SoftPlus", "opset4"),
-                      ("PRelu", "opset1"), ("HardSigmoid", "opset1"), ("Selu", "opset1"), ("SoftSign", "opset9")])
+@case(
+    "activations",
+    [
+        ("ReLU", "opset1"),
+        ("Clamp", "opset1"),
+        ("Elu", "opset1"),
+        ("Gelu", "opset7"),
+        ("Gelu", "opset2"),
+        ("Sigmoid", "opset1"),
+        ("Tanh", "opset1"),
+        ("Swish", "opset4"),
+        ("HSwish", "opset4"),
+        ("HSigmoid", "opset5"),
+        ("Mish", "opset4"),
+        ("SoftPlus", "opset4"),
+        ("PRelu", "opset1"),
+        ("HardSigmoid", "opset1"),
+        ("Selu", "opset1"),
+        ("SoftSign", "opset9"),
+    ],
+)
 def _(o, dyn):
     x = P("x", (None, 4, 3) if dyn else (2, 4, 3))
     o2 = ops(2)
-    outs = [o.relu(x), o.clamp(x, -0.5, 1.25), o.elu(x, 0.7), o.gelu(x, "erf"), o.gelu(x, "tanh"), o2.gelu(x),
-            o.sigmoid(x), o.tanh(x), o.swish(x), o.swish(x, C(o, np.float32(1.7))), o.hswish(x), o.hsigmoid(x),
-            o.mish(x), o.softplus(x), o.prelu(x, C(o, np.float32([0.1, 0.2, 0.3, 0.4]))),
-            o.hard_sigmoid(x, C(o, np.float32(0.2)), C(o, np.float32(0.5))),
-            o.selu(x, C(o, np.float32(1.67)), C(o, np.float32(1.05))), o.softsign(x)]
+    outs = [
+        o.relu(x),
+        o.clamp(x, -0.5, 1.25),
+        o.elu(x, 0.7),
+        o.gelu(x, "erf"),
+        o.gelu(x, "tanh"),
+        o2.gelu(x),
+        o.sigmoid(x),
+        o.tanh(x),
+        o.swish(x),
+        o.swish(x, C(o, np.float32(1.7))),
+        o.hswish(x),
+        o.hsigmoid(x),
+        o.mish(x),
+        o.softplus(x),
+        o.prelu(x, C(o, np.float32([0.1, 0.2, 0.3, 0.4]))),
+        o.hard_sigmoid(x, C(o, np.float32(0.2)), C(o, np.float32(0.5))),
+        o.selu(x, C(o, np.float32(1.67)), C(o, np.float32(1.05))),
+        o.softsign(x),
+    ]
     return [x], outs, {"x": f32(2, 4, 3, lo=-4, hi=4)}
 
 
@@ -257,25 +357,50 @@ def _(o, dyn):
     a = P("a", (None, 3, 4) if dyn else (2, 3, 4))
     b = P("b", (4, 5))
     v = P("v", (4,))
-    outs = [o.matmul(a, b, False, False), o.matmul(b, a, True, True), o.matmul(a, v, False, False),
-            o.matmul(v, b, False, False), o.einsum([a, b], "bij,jk->bik"), o.einsum([a], "bii->bi"[:0] + "bij->bji"),
-            o.einsum([a, a], "...ij,...kj->...ik")]
+    outs = [
+        o.matmul(a, b, False, False),
+        o.matmul(b, a, True, True),
+        o.matmul(a, v, False, False),
+        o.matmul(v, b, False, False),
+        o.einsum([a, b], "bij,jk->bik"),
+        o.einsum([a], "bii->bi"[:0] + "bij->bji"),
+        o.einsum([a, a], "...ij,...kj->...ik"),
+    ]
     return [a, b, v], outs, {"a": f32(2, 3, 4), "b": f32(4, 5), "v": f32(4)}
 
 
-@case("normalization", [("Softmax", "opset8"), ("Softmax", "opset1"), ("LogSoftmax", "opset5"), ("MVN", "opset6"),
-                        ("MVN", "opset1"), ("GroupNormalization", "opset12"), ("NormalizeL2", "opset1"),
-                        ("BatchNormInference", "opset5"), ("BatchNormInference", "opset1")])
+@case(
+    "normalization",
+    [
+        ("Softmax", "opset8"),
+        ("Softmax", "opset1"),
+        ("LogSoftmax", "opset5"),
+        ("MVN", "opset6"),
+        ("MVN", "opset1"),
+        ("GroupNormalization", "opset12"),
+        ("NormalizeL2", "opset1"),
+        ("BatchNormInference", "opset5"),
+        ("BatchNormInference", "opset1"),
+    ],
+)
 def _(o, dyn):
     x = P("x", (None, 4, 3, 5) if dyn else (2, 4, 3, 5))
     o1, o2 = ops(1), ops(2)
     g, bt, mu, var = (C(o, f32(4, lo=0.5, hi=1.5)) for _ in range(4))
-    outs = [o.softmax(x, -1), o1.softmax(x, 1), o.log_softmax(x, -2),
-            o.mvn(x, C(o, i64(-1)), True, 1e-5, "inside_sqrt"), o.mvn(x, C(o, i64(1, 2, 3)), True, 1e-3, "outside_sqrt"),
-            o.mvn(x, C(o, i64(2, 3)), False, 1e-5, "inside_sqrt"), o2.mvn(x, True, True, 1e-4),
-            o.group_normalization(x, C(o, f32(4)), C(o, f32(4)), 2, 1e-5),
-            o.normalize_l2(x, C(o, i64(1)), 1e-6, "add"), o.normalize_l2(x, C(o, i64(2, 3)), 1e-2, "max"),
-            o.batch_norm_inference(x, g, bt, mu, var, 1e-5), o1.batch_norm_inference(x, g, bt, mu, var, 1e-5)]
+    outs = [
+        o.softmax(x, -1),
+        o1.softmax(x, 1),
+        o.log_softmax(x, -2),
+        o.mvn(x, C(o, i64(-1)), True, 1e-5, "inside_sqrt"),
+        o.mvn(x, C(o, i64(1, 2, 3)), True, 1e-3, "outside_sqrt"),
+        o.mvn(x, C(o, i64(2, 3)), False, 1e-5, "inside_sqrt"),
+        o2.mvn(x, True, True, 1e-4),
+        o.group_normalization(x, C(o, f32(4)), C(o, f32(4)), 2, 1e-5),
+        o.normalize_l2(x, C(o, i64(1)), 1e-6, "add"),
+        o.normalize_l2(x, C(o, i64(2, 3)), 1e-2, "max"),
+        o.batch_norm_inference(x, g, bt, mu, var, 1e-5),
+        o1.batch_norm_inference(x, g, bt, mu, var, 1e-5),
+    ]
     return [x], outs, {"x": f32(2, 4, 3, 5)}
 
 
@@ -286,10 +411,12 @@ def _(o, dyn):
     v = P("v", (1, 2, 7, 6))
     mask_b = C(o, R.random((5, 7)) < 0.8)
     mask_f = C(o, f32(1, 1, 5, 7))
-    outs = [o.scaled_dot_product_attention(q, k, v, causal=False),
-            o.scaled_dot_product_attention(q, k, v, causal=True),
-            o.scaled_dot_product_attention(q, k, v, mask_b, causal=False),
-            o.scaled_dot_product_attention(q, k, v, mask_f, C(o, np.float32(0.3)), causal=False)]
+    outs = [
+        o.scaled_dot_product_attention(q, k, v, causal=False),
+        o.scaled_dot_product_attention(q, k, v, causal=True),
+        o.scaled_dot_product_attention(q, k, v, mask_b, causal=False),
+        o.scaled_dot_product_attention(q, k, v, mask_f, C(o, np.float32(0.3)), causal=False),
+    ]
     return [q, k, v], outs, {"q": f32(1, 2, 5, 8), "k": f32(1, 2, 7, 8), "v": f32(1, 2, 7, 6)}
 
 
@@ -297,9 +424,12 @@ def _(o, dyn):
 def _(o, dyn):
     x = P("x", (None, 5) if dyn else (3, 5))
     o1 = ops(1)
-    outs = [o.cumsum(x, C(o, np.int64(1))), o.cumsum(x, C(o, np.int64(0)), True, True),
-            o.range(C(o, np.float32(0.5)), C(o, np.float32(4)), C(o, np.float32(0.75)), "f32"),
-            o1.range(C(o, np.int64(9)), C(o, np.int64(1)), C(o, np.int64(-3)))]
+    outs = [
+        o.cumsum(x, C(o, np.int64(1))),
+        o.cumsum(x, C(o, np.int64(0)), True, True),
+        o.range(C(o, np.float32(0.5)), C(o, np.float32(4)), C(o, np.float32(0.75)), "f32"),
+        o1.range(C(o, np.int64(9)), C(o, np.int64(1)), C(o, np.int64(-3))),
+    ]
     return [x], outs, {"x": f32(3, 5)}
 
 
@@ -310,33 +440,47 @@ def _(o, dyn):
 def _(o, dyn):
     x = P("x", (None, 4, 9, 8) if dyn else (2, 4, 9, 8))
     x1 = P("x1", (1, 4, 11))
-    outs = [o.convolution(x, C(o, f32(6, 4, 3, 3)), [1, 1], [1, 1], [1, 1], [1, 1]),
-            o.convolution(x, C(o, f32(5, 4, 3, 2)), [2, 1], [0, 1], [1, 0], [2, 1]),
-            o.convolution(x, C(o, f32(3, 4, 3, 3)), [2, 2], [0, 0], [0, 0], [1, 1], "same_upper"),
-            o.convolution(x1, C(o, f32(3, 4, 5)), [2], [2], [2], [1]),
-            o.group_convolution(x, C(o, f32(4, 1, 1, 3, 3)), [1, 1], [1, 1], [1, 1], [1, 1]),
-            o.group_convolution(x, C(o, f32(2, 3, 2, 3, 3)), [2, 2], [1, 0], [1, 2], [1, 1]),
-            o.convolution_backprop_data(x, C(o, f32(4, 3, 3, 3)), [2, 2], None, [1, 1], [1, 1], [1, 1],
-                                        output_padding=[1, 0]),
-            o.convolution_backprop_data(x, C(o, f32(4, 2, 2, 2)), [2, 2], C(o, i64(17, 16)), [0, 0], [0, 0], [1, 1],
-                                        "same_upper")]
+    outs = [
+        o.convolution(x, C(o, f32(6, 4, 3, 3)), [1, 1], [1, 1], [1, 1], [1, 1]),
+        o.convolution(x, C(o, f32(5, 4, 3, 2)), [2, 1], [0, 1], [1, 0], [2, 1]),
+        o.convolution(x, C(o, f32(3, 4, 3, 3)), [2, 2], [0, 0], [0, 0], [1, 1], "same_upper"),
+        o.convolution(x1, C(o, f32(3, 4, 5)), [2], [2], [2], [1]),
+        o.group_convolution(x, C(o, f32(4, 1, 1, 3, 3)), [1, 1], [1, 1], [1, 1], [1, 1]),
+        o.group_convolution(x, C(o, f32(2, 3, 2, 3, 3)), [2, 2], [1, 0], [1, 2], [1, 1]),
+        o.convolution_backprop_data(
+            x, C(o, f32(4, 3, 3, 3)), [2, 2], None, [1, 1], [1, 1], [1, 1], output_padding=[1, 0]
+        ),
+        o.convolution_backprop_data(
+            x, C(o, f32(4, 2, 2, 2)), [2, 2], C(o, i64(17, 16)), [0, 0], [0, 0], [1, 1], "same_upper"
+        ),
+    ]
     return [x, x1], outs, {"x": f32(2, 4, 9, 8), "x1": f32(1, 4, 11)}
 
 
-@case("pool", [("MaxPool", "opset14"), ("MaxPool", "opset8"), ("MaxPool", "opset1"), ("AvgPool", "opset14"),
-               ("AvgPool", "opset1")])
+@case(
+    "pool",
+    [
+        ("MaxPool", "opset14"),
+        ("MaxPool", "opset8"),
+        ("MaxPool", "opset1"),
+        ("AvgPool", "opset14"),
+        ("AvgPool", "opset1"),
+    ],
+)
 def _(o, dyn):
     x = P("x", (None, 3, 9, 8) if dyn else (2, 3, 9, 8))
     o1, o8 = ops(1), ops(8)
-    outs = [o1.max_pool(x, [2, 2], [1, 1], [0, 0], [3, 3], "floor"),
-            o1.max_pool(x, [2, 2], [1, 1], [1, 0], [3, 3], "ceil"),
-            *o8.max_pool(x, [2, 1], [1, 2], [1, 0], [0, 1], [2, 2], "floor", "explicit", "i64", 0).outputs(),
-            *o.max_pool(x, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3], "ceil_torch", "explicit", "i32", 2).outputs(),
-            o1.avg_pool(x, [2, 2], [1, 1], [1, 1], [3, 3], True, "floor"),
-            o1.avg_pool(x, [2, 2], [1, 1], [1, 1], [3, 3], False, "ceil"),
-            o.avg_pool(x, [2, 2], [1, 1], [1, 1], [3, 3], True, "ceil_torch"),
-            o1.avg_pool(x, [1, 1], [0, 0], [0, 0], [9, 8], True),
-            o1.max_pool(x, [1, 1], [0, 0], [0, 0], [9, 8])]
+    outs = [
+        o1.max_pool(x, [2, 2], [1, 1], [0, 0], [3, 3], "floor"),
+        o1.max_pool(x, [2, 2], [1, 1], [1, 0], [3, 3], "ceil"),
+        *o8.max_pool(x, [2, 1], [1, 2], [1, 0], [0, 1], [2, 2], "floor", "explicit", "i64", 0).outputs(),
+        *o.max_pool(x, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3], "ceil_torch", "explicit", "i32", 2).outputs(),
+        o1.avg_pool(x, [2, 2], [1, 1], [1, 1], [3, 3], True, "floor"),
+        o1.avg_pool(x, [2, 2], [1, 1], [1, 1], [3, 3], False, "ceil"),
+        o.avg_pool(x, [2, 2], [1, 1], [1, 1], [3, 3], True, "ceil_torch"),
+        o1.avg_pool(x, [1, 1], [0, 0], [0, 0], [9, 8], True),
+        o1.max_pool(x, [1, 1], [0, 0], [0, 0], [9, 8]),
+    ]
     return [x], outs, {"x": f32(2, 3, 9, 8)}
 
 
@@ -346,16 +490,33 @@ def _(o, dyn):
     o4 = ops(4)
     axes = C(o, i64(2, 3))
     outs = []
-    for mode, coord, near in (("nearest", "asymmetric", "floor"), ("nearest", "half_pixel", "round_prefer_floor"),
-                              ("nearest", "tf_half_pixel_for_nn", "round_prefer_ceil"),
-                              ("linear_onnx", "half_pixel", "floor"), ("linear_onnx", "align_corners", "floor"),
-                              ("linear_onnx", "pytorch_half_pixel", "floor"), ("cubic", "half_pixel", "floor"),
-                              ("linear", "asymmetric", "floor")):
+    for mode, coord, near in (
+        ("nearest", "asymmetric", "floor"),
+        ("nearest", "half_pixel", "round_prefer_floor"),
+        ("nearest", "tf_half_pixel_for_nn", "round_prefer_ceil"),
+        ("linear_onnx", "half_pixel", "floor"),
+        ("linear_onnx", "align_corners", "floor"),
+        ("linear_onnx", "pytorch_half_pixel", "floor"),
+        ("cubic", "half_pixel", "floor"),
+        ("linear", "asymmetric", "floor"),
+    ):
         o11 = ops(11)
-        outs.append(o11.interpolate(x, C(o, np.float32([2.0, 1.5])), mode, "scales", axes=axes,
-                                    coordinate_transformation_mode=coord, nearest_mode=near))
-        outs.append(o11.interpolate(x, C(o, i64(3, 4)), mode, "sizes", axes=axes,
-                                    coordinate_transformation_mode=coord, nearest_mode=near))
+        outs.append(
+            o11.interpolate(
+                x,
+                C(o, np.float32([2.0, 1.5])),
+                mode,
+                "scales",
+                axes=axes,
+                coordinate_transformation_mode=coord,
+                nearest_mode=near,
+            )
+        )
+        outs.append(
+            o11.interpolate(
+                x, C(o, i64(3, 4)), mode, "sizes", axes=axes, coordinate_transformation_mode=coord, nearest_mode=near
+            )
+        )
     # Interpolate-4 through the v4 node class: data, sizes, scales, axes
     from openvino.op import util  # noqa: F401
 
@@ -364,10 +525,22 @@ def _(o, dyn):
     from openvino.utils.node_factory import NodeFactory
 
     nf = NodeFactory("opset4")
-    outs.append(nf.create("Interpolate", [x, C(o, i64(10, 12)), C(o, np.float32([2, 2])), axes],
-                          {"mode": "nearest", "shape_calculation_mode": "sizes", "coordinate_transformation_mode":
-                           "asymmetric", "nearest_mode": "floor", "antialias": False, "pads_begin": [0, 0, 0, 0],
-                           "pads_end": [0, 0, 0, 0], "cube_coeff": -0.75}))
+    outs.append(
+        nf.create(
+            "Interpolate",
+            [x, C(o, i64(10, 12)), C(o, np.float32([2, 2])), axes],
+            {
+                "mode": "nearest",
+                "shape_calculation_mode": "sizes",
+                "coordinate_transformation_mode": "asymmetric",
+                "nearest_mode": "floor",
+                "antialias": False,
+                "pads_begin": [0, 0, 0, 0],
+                "pads_end": [0, 0, 0, 0],
+                "cube_coeff": -0.75,
+            },
+        )
+    )
     return [x], outs, {"x": f32(1, 2, 5, 6)}
 
 
@@ -389,8 +562,10 @@ def test_op_against_openvino(tmp_path, ident, dyn):
         import sys
 
         for i in range(len(outs)):
-            code = (f"import sys, pathlib; sys.path.insert(0, {str(HERE)!r}); import test_ops_openvino as t; "
-                    f"t.check_one({ident!r}, {dyn!r}, {i}, pathlib.Path({str(tmp_path)!r}))")
+            code = (
+                f"import sys, pathlib; sys.path.insert(0, {str(HERE)!r}); import test_ops_openvino as t; "
+                f"t.check_one({ident!r}, {dyn!r}, {i}, pathlib.Path({str(tmp_path)!r}))"
+            )
             proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
             assert proc.returncode == 0, f"{ident} output {i}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
         return
@@ -419,11 +594,48 @@ def test_every_registered_op_is_covered():
 
     covered = {(t.lower(), v) for t, v in OPS_TESTED}
     older = {  # the reduction family and glue, checked by tests/test_openvino_shapes.py and test_conformance.py
-        "parameter", "const", "result", "convert", "convertlike", "add", "subtract", "multiply", "divide", "maximum",
-        "minimum", "power", "abs", "exp", "log", "sqrt", "negative", "squeeze", "unsqueeze", "reshape", "shapeof",
-        "range", "identity", "mean", "reducemean", "reducesum", "reduceprod", "reducemax", "reducemin", "reducel1",
-        "reducel2", "reducelogicaland", "reducelogicalor", "reducelogsum", "reducelogsumexp", "reducesumsquare",
-        "tan", "sinh", "cosh", "asin", "acos", "atan",
+        "parameter",
+        "const",
+        "result",
+        "convert",
+        "convertlike",
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "maximum",
+        "minimum",
+        "power",
+        "abs",
+        "exp",
+        "log",
+        "sqrt",
+        "negative",
+        "squeeze",
+        "unsqueeze",
+        "reshape",
+        "shapeof",
+        "range",
+        "identity",
+        "mean",
+        "reducemean",
+        "reducesum",
+        "reduceprod",
+        "reducemax",
+        "reducemin",
+        "reducel1",
+        "reducel2",
+        "reducelogicaland",
+        "reducelogicalor",
+        "reducelogsum",
+        "reducelogsumexp",
+        "reducesumsquare",
+        "tan",
+        "sinh",
+        "cosh",
+        "asin",
+        "acos",
+        "atan",
     }
     missing = [(t, v) for t, v in supported() if (t.lower(), v) not in covered and t.lower() not in older]
     assert not missing, f"ops without an OpenVINO oracle case: {missing}"

@@ -16,14 +16,27 @@ from irexec import config
 from irexec.dtypes import numpy_dtype, round_bf16
 
 OV_OPS = {
-    "ReduceSum": "sum", "ReduceMean": "mean", "ReduceProd": "prod", "ReduceMax": "max",
-    "ReduceMin": "min", "ReduceL1": "l1", "ReduceL2": "l2",
-    "ReduceLogicalAnd": "and", "ReduceLogicalOr": "or",
+    "ReduceSum": "sum",
+    "ReduceMean": "mean",
+    "ReduceProd": "prod",
+    "ReduceMax": "max",
+    "ReduceMin": "min",
+    "ReduceL1": "l1",
+    "ReduceL2": "l2",
+    "ReduceLogicalAnd": "and",
+    "ReduceLogicalOr": "or",
 }
 ONNX_OPS = {
-    "ReduceSum": "sum", "ReduceMean": "mean", "ReduceProd": "prod", "ReduceMax": "max",
-    "ReduceMin": "min", "ReduceL1": "l1", "ReduceL2": "l2", "ReduceLogSum": "logsum",
-    "ReduceLogSumExp": "logsumexp", "ReduceSumSquare": "sumsq",
+    "ReduceSum": "sum",
+    "ReduceMean": "mean",
+    "ReduceProd": "prod",
+    "ReduceMax": "max",
+    "ReduceMin": "min",
+    "ReduceL1": "l1",
+    "ReduceL2": "l2",
+    "ReduceLogSum": "logsum",
+    "ReduceLogSumExp": "logsumexp",
+    "ReduceSumSquare": "sumsq",
 }
 FLOATS = ["f32", "f64", "f16", "bf16"]
 INTS = ["i8", "u8", "i32", "i64", "u32", "u64"]
@@ -223,7 +236,9 @@ def test_float16_sum_accumulates_wide(tmp_path):
 @pytest.mark.parametrize("keep", [False, True])
 def test_runtime_axes(tmp_path, axes, keep):
     x = sample(SHAPE, "f32", np.random.default_rng(3))
-    got, model = run_one(tmp_path, "ReduceL1", "opset4", x, "f32", axes, {"keep_dims": str(keep).lower()}, runtime_axes=True)
+    got, model = run_one(
+        tmp_path, "ReduceL1", "opset4", x, "f32", axes, {"keep_dims": str(keep).lower()}, runtime_axes=True
+    )
     check(got, reduce_ref(x, axes, "l1", keep, "f32"), "f32", sum_abs(x, axes, "l1", keep))
     shape = model.outputs[0].shape
     if keep:
@@ -272,7 +287,13 @@ def test_onnx_reduction(tmp_path, type_, op, et, axes, keep, form):
     if form == "attribute" and axes is not None:
         attrs["axes"] = ",".join(map(str, axes))
     got, _ = run_one(
-        tmp_path, type_, "onnx", x, et, axes or (), attrs,
+        tmp_path,
+        type_,
+        "onnx",
+        x,
+        et,
+        axes or (),
+        attrs,
         axes_as_input=form == "input" and axes is not None,
     )
     reduce_axes = norm(axes, 4) if axes else (0, 1, 2, 3)
@@ -284,7 +305,11 @@ def test_onnx_noop_with_empty_axes_applies_elementwise_step(tmp_path, type_, op)
     x = sample((2, 3), "f64", np.random.default_rng(5), "logsum")
     got, model = run_one(tmp_path, type_, "onnx", x, "f64", (), {"noop_with_empty_axes": 1}, axes_as_input=False)
     want = {
-        "l1": np.abs(x), "l2": np.abs(x), "sumsq": x * x, "logsum": np.log(x), "logsumexp": x,
+        "l1": np.abs(x),
+        "l2": np.abs(x),
+        "sumsq": x * x,
+        "logsum": np.log(x),
+        "logsumexp": x,
     }.get(op, x)
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert model.outputs[0].shape == (2, 3)
@@ -310,9 +335,14 @@ def test_onnx_minmax_boolean(tmp_path, op):
 @pytest.mark.parametrize(
     "shapes",
     [
-        [(3, 1, 4)], [(3, 1, 4), (1, 5, 1), (4,)], [(2, 3), (2, 3)], [(), (2,)],
+        [(3, 1, 4)],
+        [(3, 1, 4), (1, 5, 1), (4,)],
+        [(2, 3), (2, 3)],
+        [(), (2,)],
         # vector-length rows: the fused broadcasting kernel
-        [(3, 1, 40), (1, 5, 40), (40,)], [(2, 3, 33), (2, 1, 1), (1, 3, 1), ()], [(4, 64)] * 5,
+        [(3, 1, 40), (1, 5, 40), (40,)],
+        [(2, 3, 33), (2, 1, 1), (1, 3, 1), ()],
+        [(4, 64)] * 5,
     ],
 )
 def test_mean_broadcasts(tmp_path, et, shapes):
@@ -339,7 +369,9 @@ def test_many_alternating_groups(tmp_path, axes, op):
     check(got, reduce_ref(x, axes, op, True, "f32"), "f32", sum_abs(x, axes, op, True))
 
 
-@pytest.mark.parametrize("shape,axes", [((1000, 3), (0,)), ((5, 4000, 6), (1,)), ((3, 50, 4, 30, 5), (1, 3)), ((64, 40, 64), (0,))])
+@pytest.mark.parametrize(
+    "shape,axes", [((1000, 3), (0,)), ((5, 4000, 6), (1,)), ((3, 50, 4, 30, 5), (1, 3)), ((64, 40, 64), (0,))]
+)
 @pytest.mark.parametrize("op", ["sum", "max", "mean"])
 def test_narrow_inner_fold(tmp_path, shape, axes, op):
     """A narrow innermost kept group: folded into a wide vector, then back."""

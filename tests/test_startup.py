@@ -40,8 +40,9 @@ def _env(**extra) -> dict:
 
 
 def _run(code: str, env: dict, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_one_shot_run_with_a_cold_cache_never_imports_numba(tmp_path):
@@ -169,8 +170,12 @@ def test_concurrent_infer_under_each_threading_layer(tmp_path, layer):
         "[t.start() for t in ts]; [t.join() for t in ts]\n"
         "print('BAD', len(bad))\n"
     )
-    env = _env(NUMBA_THREADING_LAYER=layer, IREXEC_JIT="always", IREXEC_THREAD_MIN_BYTES="0",
-               IREXEC_CACHE_DIR=str(Path.home() / ".cache" / "irexec" / "numba"))
+    env = _env(
+        NUMBA_THREADING_LAYER=layer,
+        IREXEC_JIT="always",
+        IREXEC_THREAD_MIN_BYTES="0",
+        IREXEC_CACHE_DIR=str(Path.home() / ".cache" / "irexec" / "numba"),
+    )
     proc = _run(code, env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "BAD 0" in proc.stdout
@@ -178,8 +183,10 @@ def test_concurrent_infer_under_each_threading_layer(tmp_path, layer):
 
 def test_contended_cores_still_give_correct_results(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "JIT", "always")
-    busy = [subprocess.Popen([sys.executable, "-c", "import time\nt=time.time()\nwhile time.time()-t<20: pass"])
-            for _ in range(2)]
+    busy = [
+        subprocess.Popen([sys.executable, "-c", "import time\nt=time.time()\nwhile time.time()-t<20: pass"])
+        for _ in range(2)
+    ]
     try:
         m = irexec.load(_sum_model(tmp_path))
         x = np.random.default_rng(2).random((1024, 1024), dtype=np.float32)
@@ -212,8 +219,9 @@ def test_bench_compiles_only_its_kernels_and_warmup_compiles_them_ahead(tmp_path
     env = _env(IREXEC_CACHE_DIR=str(tmp_path / "cache"))
 
     def cli(*args):
-        proc = subprocess.run([sys.executable, "-m", "irexec", *args], cwd=ROOT, env=env, capture_output=True,
-                              text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-m", "irexec", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        )
         assert proc.returncode == 0, proc.stderr
         return proc
 

@@ -46,7 +46,7 @@ def test_outputs_are_owned_by_the_caller(tmp_path):
     values = list(out.values())
     for i, v in enumerate(values):
         assert v.flags.writeable
-        assert not any(np.shares_memory(v, w) for w in values[i + 1:])
+        assert not any(np.shares_memory(v, w) for w in values[i + 1 :])
     out["k"][:] = 99
     out["s"][:] = 99
     out["y"][:] = 99
@@ -227,13 +227,18 @@ def test_bench_with_a_tiny_time_budget(tmp_path, capsys):
 def test_closed_stdout_is_a_clean_error(tmp_path):
     xml = _named_outputs(tmp_path, ["y"])
     proc = subprocess.run(
-        [sys.executable, "-m", "irexec", "info", str(xml)], cwd=ROOT, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True, timeout=60,
+        [sys.executable, "-m", "irexec", "info", str(xml)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0
     code = "import os, sys, subprocess; os.close(1); sys.exit(subprocess.call([sys.executable, '-m', 'irexec', 'info', sys.argv[1]], stdout=None))"
-    proc = subprocess.run([sys.executable, "-c", code, str(xml)], cwd=ROOT, stderr=subprocess.PIPE, text=True,
-                          timeout=60, close_fds=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(xml)], cwd=ROOT, stderr=subprocess.PIPE, text=True, timeout=60, close_fds=False
+    )
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
@@ -291,7 +296,7 @@ def test_trailing_input_port_without_edge_is_an_absent_optional_input(tmp_path):
     def edit(t):
         i = t.index('name="red"')
         j = t.index("</input>", i)
-        return t[:j] + extra + t[j + len("</input>"):]
+        return t[:j] + extra + t[j + len("</input>") :]
 
     xml = _reduce_xml(tmp_path, edit)
     m = irexec.load(xml)
@@ -302,7 +307,7 @@ def test_input_and_output_ports_may_share_an_id(tmp_path):
     def edit(t):
         i = t.index('name="red"')
         j = t.index('<port id="2"', i)
-        t = t[:j] + '<port id="1"' + t[j + len('<port id="2"'):]
+        t = t[:j] + '<port id="1"' + t[j + len('<port id="2"') :]
         return t.replace('from-layer="2" from-port="2"', 'from-layer="2" from-port="1"')
 
     xml = _reduce_xml(tmp_path, edit)
@@ -322,11 +327,14 @@ def test_ir_v10_output_answers_to_its_layer_name(tmp_path, capsys):
     assert "canonical" in text or canonical == "red"
 
 
-@pytest.mark.parametrize("et,packed,values", [
-    ("u4", np.array([0x21, 0x43], np.uint8), [1, 2, 3, 4]),
-    ("i4", np.array([0xF1, 0x87], np.uint8), [1, -1, 7, -8]),
-    ("u1", np.array([0b10110000], np.uint8), [1, 0, 1, 1]),
-])
+@pytest.mark.parametrize(
+    "et,packed,values",
+    [
+        ("u4", np.array([0x21, 0x43], np.uint8), [1, 2, 3, 4]),
+        ("i4", np.array([0xF1, 0x87], np.uint8), [1, -1, 7, -8]),
+        ("u1", np.array([0b10110000], np.uint8), [1, 0, 1, 1]),
+    ],
+)
 def test_sub_byte_parameters_take_packed_or_unpacked_feeds(tmp_path, et, packed, values):
     n = Net("sb")
     x = n.param("x", et, (4,))
@@ -363,9 +371,14 @@ def test_decompression_convert_precision_is_a_note(tmp_path):
 
 
 def test_versions_above_the_newest_opset_are_refused(tmp_path):
-    ok = _reduce_xml(tmp_path, lambda t: t.replace('type="ReduceSum" version="opset1"', f'type="ReduceSum" version="opset{MAX_OPSET}"'))
+    ok = _reduce_xml(
+        tmp_path,
+        lambda t: t.replace('type="ReduceSum" version="opset1"', f'type="ReduceSum" version="opset{MAX_OPSET}"'),
+    )
     assert irexec.load(ok).validate().ok
-    bad = _reduce_xml(tmp_path, lambda t: t.replace('type="ReduceSum" version="opset1"', 'type="ReduceSum" version="opset999"'))
+    bad = _reduce_xml(
+        tmp_path, lambda t: t.replace('type="ReduceSum" version="opset1"', 'type="ReduceSum" version="opset999"')
+    )
     with pytest.raises(irexec.UnsupportedOpError, match=f"above opset{MAX_OPSET}"):
         irexec.load(bad)
 
@@ -401,12 +414,25 @@ def _shape_only_model(tmp_path):
     n = Net("shape_only")
     x = n.param("x", "f32", (None, 3))
     shape = n.op("ShapeOf", [x], {"output_type": "i64"}, version="opset3", out_et="i64", out_dims=[2])
-    rows = n.op("Gather", [shape, n.const(np.int64(0)), n.const(np.int64(0))], {"batch_dims": "0"}, version="opset8",
-                out_dims=[])
-    idx = n.op("Range", [n.const(np.int64(0)), rows, n.const(np.int64(1))], {"output_type": "i64"},
-               version="opset4", out_dims=[-1])
-    col = n.op("Unsqueeze", [n.op("Convert", [idx], {"destination_type": "f32"}, out_et="f32", out_dims=[-1]),
-                             n.const(np.int64(1))], out_dims=[-1, 1])
+    rows = n.op(
+        "Gather",
+        [shape, n.const(np.int64(0)), n.const(np.int64(0))],
+        {"batch_dims": "0"},
+        version="opset8",
+        out_dims=[],
+    )
+    idx = n.op(
+        "Range",
+        [n.const(np.int64(0)), rows, n.const(np.int64(1))],
+        {"output_type": "i64"},
+        version="opset4",
+        out_dims=[-1],
+    )
+    col = n.op(
+        "Unsqueeze",
+        [n.op("Convert", [idx], {"destination_type": "f32"}, out_et="f32", out_dims=[-1]), n.const(np.int64(1))],
+        out_dims=[-1, 1],
+    )
     n.result(n.op("Add", [x, col], out_dims=[-1, 3]), "y")
     n.result(shape, "shape")
     return n.save(tmp_path / "shape_only.xml")
@@ -456,5 +482,5 @@ def test_fused_rms_norm_gives_the_layers_bits(tmp_path, monkeypatch, jit_mode):
         layers = m.infer({"x": x}, outputs="all")  # the debugging path runs every layer
         np.testing.assert_array_equal(fused, layers["y"])
         x64 = x.astype(np.float64)
-        want = x64 / np.sqrt((x64 ** 2).mean(-1, keepdims=True) + 1e-6)
+        want = x64 / np.sqrt((x64**2).mean(-1, keepdims=True) + 1e-6)
         np.testing.assert_allclose(fused, want[..., :8], rtol=2e-6)

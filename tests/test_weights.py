@@ -15,8 +15,10 @@ def const_model(tmp_path, et, shape, raw: bytes, offset=0, size=None, convert_to
     net = Net()
     net.blob += pad + raw
     attrs = {
-        "element_type": et, "shape": ",".join(map(str, shape)),
-        "offset": offset + len(pad), "size": len(raw) if size is None else size,
+        "element_type": et,
+        "shape": ",".join(map(str, shape)),
+        "offset": offset + len(pad),
+        "size": len(raw) if size is None else size,
     }
     ref = net._layer("Const", "opset1", "c", attrs, [], [(et, list(shape), "c")])[0]
     if convert_to:
@@ -74,7 +76,14 @@ def test_unaligned_offset_and_larger_size_accepted(tmp_path):
 def test_shared_offset(tmp_path):
     net = Net()
     a = net.const(np.array([1, 2, 3], np.int32))
-    b = net._layer("Const", "opset1", "again", {"element_type": "i32", "shape": "3", "offset": 0, "size": 12}, [], [("i32", [3], None)])[0]
+    b = net._layer(
+        "Const",
+        "opset1",
+        "again",
+        {"element_type": "i32", "shape": "3", "offset": 0, "size": 12},
+        [],
+        [("i32", [3], None)],
+    )[0]
     net.result(net.op("Add", [a, b], {"auto_broadcast": "numpy"}, out_dims=[3]), "y")
     model = irexec.load(net.save(tmp_path / "m.xml"))
     np.testing.assert_array_equal(model.infer({})["y"], [2, 4, 6])
@@ -87,7 +96,9 @@ def test_const_output_is_writable_copy(tmp_path):
     np.testing.assert_array_equal(model.infer({})["y"], [1, 2])
 
 
-@pytest.mark.parametrize("et,raw,shape,size", [("f32", b"\0" * 7, (2,), 7), ("u4", b"\0", (3,), 1), ("u1", b"\0", (9,), 1)])
+@pytest.mark.parametrize(
+    "et,raw,shape,size", [("f32", b"\0" * 7, (2,), 7), ("u4", b"\0", (3,), 1), ("u1", b"\0", (9,), 1)]
+)
 def test_size_smaller_than_shape_needs(tmp_path, et, raw, shape, size):
     with pytest.raises(irexec.WeightsError, match="smaller than"):
         const_model(tmp_path, et, shape, raw, size=size)

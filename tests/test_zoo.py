@@ -66,8 +66,22 @@ def test_zoo_model_runs_from_the_command_line(name, tmp_path):
     ins, _, _ = _data(name)
     feeds = tmp_path / "in.npz"
     np.savez(feeds, **ins)
-    proc = subprocess.run([sys.executable, "-m", "irexec", "run", str(ZOO / f"{name}.xml"), "-i", str(feeds),
-                           "-o", str(tmp_path / "out.npz")], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "irexec",
+            "run",
+            str(ZOO / f"{name}.xml"),
+            "-i",
+            str(feeds),
+            "-o",
+            str(tmp_path / "out.npz"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
 

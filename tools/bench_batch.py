@@ -69,9 +69,27 @@ def batch(xml: Path, folder: Path, out: Path, workers: int) -> tuple[float, dict
     env = dict(os.environ, IREXEC_JIT="never")
     report = out.with_suffix(".json")
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "irexec", "batch", str(xml), str(folder), "--out", str(out),
-                    "--workers", str(workers), "--json", str(report)],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "irexec",
+            "batch",
+            str(xml),
+            str(folder),
+            "--out",
+            str(out),
+            "--workers",
+            str(workers),
+            "--json",
+            str(report),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=ROOT,
+    )
     wall = time.perf_counter() - t
     return wall, json.loads(report.read_text())
 
@@ -113,21 +131,30 @@ def main():
             wall.append(w)
             start.append(summary["cluster_start_seconds"])
             proc.append(summary["processing_seconds"])
-            print(f"repeat {r + 1}: serial {ser[-1]:.2f} s, batch {w:.2f} s end to end "
-                  f"(cluster start {start[-1]:.2f} s, processing {proc[-1]:.2f} s)", file=sys.stderr)
+            print(
+                f"repeat {r + 1}: serial {ser[-1]:.2f} s, batch {w:.2f} s end to end "
+                f"(cluster start {start[-1]:.2f} s, processing {proc[-1]:.2f} s)",
+                file=sys.stderr,
+            )
     s, w, st, p = (float(np.median(v)) for v in (ser, wall, start, proc))
     n = args.samples
-    print(f"{n} samples of {SHAPE} float32 (MVN + {ROUNDS} x Softmax/MVN + ReduceSum, {per_sample * 1e3:.0f} ms "
-          f"a sample in one process), {os.cpu_count()} cores, {platform.python_version()}, load average "
-          f"{load_before:.2f} at the start; medians of {args.repeats} interleaved repeats")
+    print(
+        f"{n} samples of {SHAPE} float32 (MVN + {ROUNDS} x Softmax/MVN + ReduceSum, {per_sample * 1e3:.0f} ms "
+        f"a sample in one process), {os.cpu_count()} cores, {platform.python_version()}, load average "
+        f"{load_before:.2f} at the start; medians of {args.repeats} interleaved repeats"
+    )
     print()
     print("| run | seconds | samples/s | vs serial |")
     print("|---|---:|---:|---:|")
     print(f"| serial loop of `Model.infer`, 1 process | {s:.2f} | {n / s:.1f} | 1.00x |")
-    print(f"| `irexec batch --workers {args.workers}`, end to end (process, model load, cluster start and "
-          f"stop) | {w:.2f} | {n / w:.1f} | {s / w:.2f}x |")
-    print(f"| `irexec batch --workers {args.workers}`, processing only (cluster start {st:.2f} s apart) "
-          f"| {p:.2f} | {n / p:.1f} | {s / p:.2f}x |")
+    print(
+        f"| `irexec batch --workers {args.workers}`, end to end (process, model load, cluster start and "
+        f"stop) | {w:.2f} | {n / w:.1f} | {s / w:.2f}x |"
+    )
+    print(
+        f"| `irexec batch --workers {args.workers}`, processing only (cluster start {st:.2f} s apart) "
+        f"| {p:.2f} | {n / p:.1f} | {s / p:.2f}x |"
+    )
     print()
     print(f"goal: >= 1.5x end to end: {'met' if s / w >= 1.5 else 'NOT met'} ({s / w:.2f}x)")
 

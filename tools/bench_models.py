@@ -68,7 +68,9 @@ def _ort_session(xml: Path, feeds: dict):
         return None
     sess = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     stored = list(feeds)
-    ort_feeds = {i.name: feeds[i.name] if i.name in feeds else feeds[stored[k]] for k, i in enumerate(sess.get_inputs())}
+    ort_feeds = {
+        i.name: feeds[i.name] if i.name in feeds else feeds[stored[k]] for k, i in enumerate(sess.get_inputs())
+    }
     return sess, ort_feeds
 
 
@@ -115,8 +117,10 @@ def bench_models(rounds: int) -> None:
         c = f" {ort_rows[name][0] * 1e3:>10.3f} {ort_rows[name][1]:>7.2f}" if name in ort_rows else ""
         print(f"{name:<18} {n:>6} {a * 1e3:>10.3f} {b * 1e3:>10.3f} {r:>6.2f}{c}")
     gm = math.exp(np.mean([math.log(r) for *_, r in rows]))
-    print(f"geometric mean irexec/OpenVINO over {len(rows)} models: {gm:.2f}; worst {max(r for *_, r in rows):.2f} "
-          "(ratio: median over rounds of irexec/OpenVINO measured side by side)")
+    print(
+        f"geometric mean irexec/OpenVINO over {len(rows)} models: {gm:.2f}; worst {max(r for *_, r in rows):.2f} "
+        "(ratio: median over rounds of irexec/OpenVINO measured side by side)"
+    )
 
 
 def _op_cases():
@@ -132,9 +136,16 @@ def _op_cases():
         ("LogSoftmax last axis", (8, 12, 128, 128), lambda x: o.log_softmax(x, -1)),
         ("MVN last axis", (8, 128, 768), lambda x: o.mvn(x, c(np.int64([-1])), True, 1e-5, "inside_sqrt")),
         ("MVN (C,H,W)", (8, 64, 56, 56), lambda x: o.mvn(x, c(np.int64([1, 2, 3])), True, 1e-5, "inside_sqrt")),
-        ("GroupNormalization 32", (8, 256, 56, 56),
-         lambda x: o.group_normalization(x, c(np.ones(256, np.float32)), c(np.zeros(256, np.float32)), 32, 1e-5)),
-        ("MaxPool 3x3 s2", (8, 64, 112, 112), lambda x: o14.max_pool(x, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3]).output(0)),
+        (
+            "GroupNormalization 32",
+            (8, 256, 56, 56),
+            lambda x: o.group_normalization(x, c(np.ones(256, np.float32)), c(np.zeros(256, np.float32)), 32, 1e-5),
+        ),
+        (
+            "MaxPool 3x3 s2",
+            (8, 64, 112, 112),
+            lambda x: o14.max_pool(x, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3]).output(0),
+        ),
         ("AvgPool 3x3 s2", (8, 64, 112, 112), lambda x: o1.avg_pool(x, [2, 2], [1, 1], [1, 1], [3, 3], True)),
         ("AvgPool global", (8, 256, 56, 56), lambda x: o1.avg_pool(x, [1, 1], [0, 0], [0, 0], [56, 56], True)),
         ("ReduceMean (1,576,7,7)", (1, 576, 7, 7), lambda x: o.reduce_mean(x, c(np.int64([2, 3])), True)),
@@ -193,12 +204,16 @@ def bench_overhead() -> None:
     total = _median_time(lambda: execute(plain, m.specs, fed), 200)
     prof = [sum(t for _, t in m.profile(feeds)) for _ in range(50)]
     steps = len(m._plan.steps)
-    print(f"LLaMA (zoo, {len(m.graph.layers)} layers, {steps} executed): infer {total * 1e3:.3f} ms, layers' own "
-          f"compute {np.median(prof) * 1e3:.3f} ms, run-loop overhead {(total - np.median(prof)) / steps * 1e6:.2f} "
-          f"us per executed layer")
+    print(
+        f"LLaMA (zoo, {len(m.graph.layers)} layers, {steps} executed): infer {total * 1e3:.3f} ms, layers' own "
+        f"compute {np.median(prof) * 1e3:.3f} ms, run-loop overhead {(total - np.median(prof)) / steps * 1e6:.2f} "
+        f"us per executed layer"
+    )
     fast = _median_time(lambda: m.infer(feeds), 200)
-    print(f"  Model.infer as it runs (shape values remembered, {len(m._plan.steps) - len(m._plan.run_steps)} layers "
-          f"fused away): {fast * 1e3:.3f} ms")
+    print(
+        f"  Model.infer as it runs (shape values remembered, {len(m._plan.steps) - len(m._plan.run_steps)} layers "
+        f"fused away): {fast * 1e3:.3f} ms"
+    )
     from irbuild import Net
 
     with tempfile.TemporaryDirectory() as d:
@@ -221,8 +236,10 @@ def bench_overhead() -> None:
                 y = np.add(y, a) if i % 2 else np.multiply(y, a)
 
         t_np = _median_time(bare, 200)
-        print(f"300-layer Add/Multiply chain on (1,8): {t_irx / 300 * 1e6:.2f} us per layer, numpy's ufunc calls alone "
-              f"{t_np / 300 * 1e6:.2f} us: overhead {(t_irx - t_np) / 300 * 1e6:.2f} us per layer")
+        print(
+            f"300-layer Add/Multiply chain on (1,8): {t_irx / 300 * 1e6:.2f} us per layer, numpy's ufunc calls alone "
+            f"{t_np / 300 * 1e6:.2f} us: overhead {(t_irx - t_np) / 300 * 1e6:.2f} us per layer"
+        )
 
 
 _PEAK = """
@@ -245,10 +262,31 @@ def bench_memory() -> None:
             feeds = _zoo_inputs(xml.stem)
             npz = Path(d) / "in.npz"
             np.savez(npz, **feeds)
-            a = int(subprocess.run([sys.executable, "-c", _PEAK, sys.executable, "-m", "irexec", "run", str(xml), "-i",
-                                    str(npz)], capture_output=True, text=True).stdout.strip() or 0)
-            b = int(subprocess.run([sys.executable, "-c", _PEAK, sys.executable, "-c", _OV_RUN, str(xml),
-                                    str(xml.with_suffix(".npz"))], capture_output=True, text=True).stdout.strip() or 0)
+            a = int(
+                subprocess.run(
+                    [sys.executable, "-c", _PEAK, sys.executable, "-m", "irexec", "run", str(xml), "-i", str(npz)],
+                    capture_output=True,
+                    text=True,
+                ).stdout.strip()
+                or 0
+            )
+            b = int(
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-c",
+                        _PEAK,
+                        sys.executable,
+                        "-c",
+                        _OV_RUN,
+                        str(xml),
+                        str(xml.with_suffix(".npz")),
+                    ],
+                    capture_output=True,
+                    text=True,
+                ).stdout.strip()
+                or 0
+            )
             print(f"{xml.stem:<18} {a / 1024:>14.1f} {b / 1024:>12.1f} {a / max(b, 1):>6.2f}")
 
 

@@ -189,7 +189,11 @@ def bench_small(rounds):
         for info in model.inputs:
             shape = tuple(1 if d is None else d for d in (info.shape or ()))
             if info.dtype.kind in "iu":
-                feeds[info.name] = np.arange(len(shape) and shape[0], dtype=info.dtype).reshape(shape) if shape else np.zeros((), info.dtype)
+                feeds[info.name] = (
+                    np.arange(len(shape) and shape[0], dtype=info.dtype).reshape(shape)
+                    if shape
+                    else np.zeros((), info.dtype)
+                )
             else:
                 feeds[info.name] = rng.random(shape).astype(info.dtype)
         try:

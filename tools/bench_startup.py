@@ -40,8 +40,12 @@ def four_means(d: Path) -> Path:
     n = Net("four_means")
     x = n.param("x", "f32", (64, 64, 64))
     for i, axes in enumerate(([0], [1], [2], [1, 2])):
-        r = n.op("ReduceMean", [x, n.const(np.array(axes, np.int64))], {"keep_dims": "false"},
-                 out_dims=[64] * (3 - len(axes)))
+        r = n.op(
+            "ReduceMean",
+            [x, n.const(np.array(axes, np.int64))],
+            {"keep_dims": "false"},
+            out_dims=[64] * (3 - len(axes)),
+        )
         n.result(r, f"m{i}")
     return n.save(d / "four_means.xml")
 
@@ -70,9 +74,13 @@ def cold_start(d: Path, rounds: int) -> None:
         if have_ov:
             ov.append(_wall([sys.executable, "-c", OV_SCRIPT, str(xml)], dict(os.environ, CI="true")))
     print(f"cold start, four ReduceMean on (64,64,64) f32, empty kernel cache, {rounds} interleaved rounds:")
-    print(f"  irexec run            median {np.median(irx) * 1e3:7.0f} ms  (min {min(irx) * 1e3:.0f}, max {max(irx) * 1e3:.0f})")
+    print(
+        f"  irexec run            median {np.median(irx) * 1e3:7.0f} ms  (min {min(irx) * 1e3:.0f}, max {max(irx) * 1e3:.0f})"
+    )
     if ov:
-        print(f"  OpenVINO cold script  median {np.median(ov) * 1e3:7.0f} ms  (min {min(ov) * 1e3:.0f}, max {max(ov) * 1e3:.0f})")
+        print(
+            f"  OpenVINO cold script  median {np.median(ov) * 1e3:7.0f} ms  (min {min(ov) * 1e3:.0f}, max {max(ov) * 1e3:.0f})"
+        )
         ratios = [a / b for a, b in zip(irx, ov)]
         print(f"  ratio irexec/OpenVINO median {np.median(ratios):.2f} (target <= 1.5)")
 

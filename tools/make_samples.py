@@ -41,15 +41,33 @@ SAMPLES_DIR = ROOT / "samples"
 
 # element type -> port precision, as ov.save_model spells it
 PRECISION = {
-    "f64": "FP64", "f32": "FP32", "f16": "FP16", "bf16": "BF16",
-    "i8": "I8", "u8": "U8", "i16": "I16", "u16": "U16", "i32": "I32", "u32": "U32",
-    "i64": "I64", "u64": "U64", "boolean": "BOOL",
+    "f64": "FP64",
+    "f32": "FP32",
+    "f16": "FP16",
+    "bf16": "BF16",
+    "i8": "I8",
+    "u8": "U8",
+    "i16": "I16",
+    "u16": "U16",
+    "i32": "I32",
+    "u32": "U32",
+    "i64": "I64",
+    "u64": "U64",
+    "boolean": "BOOL",
 }
 NUMPY_TO_ET = {
-    np.dtype(np.float64): "f64", np.dtype(np.float32): "f32", np.dtype(np.float16): "f16",
-    np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8", np.dtype(np.int16): "i16",
-    np.dtype(np.uint16): "u16", np.dtype(np.int32): "i32", np.dtype(np.uint32): "u32",
-    np.dtype(np.int64): "i64", np.dtype(np.uint64): "u64", np.dtype(np.bool_): "boolean",
+    np.dtype(np.float64): "f64",
+    np.dtype(np.float32): "f32",
+    np.dtype(np.float16): "f16",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.uint8): "u8",
+    np.dtype(np.int16): "i16",
+    np.dtype(np.uint16): "u16",
+    np.dtype(np.int32): "i32",
+    np.dtype(np.uint32): "u32",
+    np.dtype(np.int64): "i64",
+    np.dtype(np.uint64): "u64",
+    np.dtype(np.bool_): "boolean",
 }
 
 Shape = tuple  # of int (static) or None (dynamic, written as -1)
@@ -90,9 +108,18 @@ class IR:
             for d in shape:
                 etree.SubElement(port, "dim").text = "-1" if d is None else str(d)
 
-    def layer(self, type_: str, name: str, inputs: list[Out] = (), outputs: list[tuple[str, Shape]] = (),
-              data: dict | None = None, version: str = "opset1", out_names: list[str | None] | None = None,
-              rt_info: list[dict] | None = None, extra: dict | None = None) -> list[Out]:
+    def layer(
+        self,
+        type_: str,
+        name: str,
+        inputs: list[Out] = (),
+        outputs: list[tuple[str, Shape]] = (),
+        data: dict | None = None,
+        version: str = "opset1",
+        out_names: list[str | None] | None = None,
+        rt_info: list[dict] | None = None,
+        extra: dict | None = None,
+    ) -> list[Out]:
         """Append a layer; its inputs are wired from `inputs`; returns its outputs."""
         lid = len(self.layers)
         el = etree.Element("layer", id=str(lid), name=name, type=type_, version=version)
@@ -115,8 +142,9 @@ class IR:
 
     def parameter(self, name: str, et: str, shape: Shape) -> Out:
         text = ",".join("?" if d is None else str(d) for d in shape)
-        return self.layer("Parameter", name, outputs=[(et, shape)], out_names=[name],
-                          data={"shape": text, "element_type": et})[0]
+        return self.layer(
+            "Parameter", name, outputs=[(et, shape)], out_names=[name], data={"shape": text, "element_type": et}
+        )[0]
 
     def const(self, name: str, value: np.ndarray) -> Out:
         value = np.ascontiguousarray(value)
@@ -124,12 +152,20 @@ class IR:
         raw = value.astype(value.dtype.newbyteorder("<"), copy=False).tobytes()
         offset = len(self.blob)
         self.blob += raw
-        data = {"element_type": et, "shape": ", ".join(str(d) for d in value.shape),
-                "offset": offset, "size": len(raw)}
+        data = {"element_type": et, "shape": ", ".join(str(d) for d in value.shape), "offset": offset, "size": len(raw)}
         return self.layer("Const", name, outputs=[(et, value.shape)], data=data)[0]
 
-    def op(self, type_: str, name: str, inputs: list[Out], shape: Shape, et: str | None = None,
-           version: str = "opset1", data: dict | None = None, rt_info: list[dict] | None = None) -> Out:
+    def op(
+        self,
+        type_: str,
+        name: str,
+        inputs: list[Out],
+        shape: Shape,
+        et: str | None = None,
+        version: str = "opset1",
+        data: dict | None = None,
+        rt_info: list[dict] | None = None,
+    ) -> Out:
         """A one-output layer (its output dtype defaults to its first input's)."""
         et = et or inputs[0].et
         return self.layer(type_, name, inputs, [(et, shape)], data=data, version=version, rt_info=rt_info)[0]
@@ -148,8 +184,9 @@ class IR:
         layers.extend(self.layers)
         edges = etree.SubElement(net, "edges")
         for fl, fp, tl, tp in self.edges:
-            etree.SubElement(edges, "edge", {"from-layer": str(fl), "from-port": str(fp),
-                                             "to-layer": str(tl), "to-port": str(tp)})
+            etree.SubElement(
+                edges, "edge", {"from-layer": str(fl), "from-port": str(fp), "to-layer": str(tl), "to-port": str(tp)}
+            )
         rt = etree.SubElement(net, "rt_info")
         etree.SubElement(rt, "info", name="Generator", value="irexec tools/make_samples.py")
         etree.indent(net, space="\t")
@@ -203,7 +240,9 @@ def _reduce_mean(name: str, axes: list[int], keep: bool, out_shape: Shape) -> Sa
         name,
         f"ReduceMean-1 of a 6x12x10x24 f32 Parameter over Const axes {axes}, keep_dims={str(keep).lower()} "
         f"-> {list(out_shape)}",
-        build, lambda rng: {"data": _uniform(rng, SEED_DOC_SHAPE)}, reference,
+        build,
+        lambda rng: {"data": _uniform(rng, SEED_DOC_SHAPE)},
+        reference,
     )
 
 
@@ -227,7 +266,9 @@ def _l1_runtime_axes() -> Sample:
         "reduce_l1_runtime_axes",
         "ReduceL1-4 of a 4x5x6 f32 tensor whose axes are a second Parameter (i64, shape [1]): the output "
         "is [?,?] at load and gets its real shape at run time",
-        build, lambda rng: {"data": _uniform(rng, shape), "axes": np.array([-2], np.int64)}, reference,
+        build,
+        lambda rng: {"data": _uniform(rng, shape), "axes": np.array([-2], np.int64)},
+        reference,
     )
 
 
@@ -237,8 +278,14 @@ def _onnx_noop() -> Sample:
     def build() -> IR:
         ir = IR("onnx_reduce_mean_noop")
         data = ir.parameter("data", "f32", shape)
-        r = ir.op("ReduceMean", "reduce_mean", [data], shape, version="onnx",
-                  data={"keepdims": "1", "noop_with_empty_axes": "1"})
+        r = ir.op(
+            "ReduceMean",
+            "reduce_mean",
+            [data],
+            shape,
+            version="onnx",
+            data={"keepdims": "1", "noop_with_empty_axes": "1"},
+        )
         ir.result(r, "output")
         return ir
 
@@ -247,7 +294,8 @@ def _onnx_noop() -> Sample:
 
         node = helper.make_node("ReduceMean", ["data"], ["output"], keepdims=1, noop_with_empty_axes=1)
         graph = helper.make_graph(
-            [node], "onnx_reduce_mean_noop",
+            [node],
+            "onnx_reduce_mean_noop",
             [helper.make_tensor_value_info("data", TensorProto.FLOAT, list(shape))],
             [helper.make_tensor_value_info("output", TensorProto.FLOAT, list(shape))],
         )
@@ -255,9 +303,11 @@ def _onnx_noop() -> Sample:
 
     return Sample(
         "onnx_reduce_mean_noop",
-        "ONNX-semantics ReduceMean (version=\"onnx\") with noop_with_empty_axes=1 and no axes: the identity",
-        build, lambda rng: {"data": _uniform(rng, shape)},
-        lambda inputs: {"output": inputs["data"].astype(np.float64)}, onnx_model,
+        'ONNX-semantics ReduceMean (version="onnx") with noop_with_empty_axes=1 and no axes: the identity',
+        build,
+        lambda rng: {"data": _uniform(rng, shape)},
+        lambda inputs: {"output": inputs["data"].astype(np.float64)},
+        onnx_model,
     )
 
 
@@ -276,7 +326,8 @@ def _mean_broadcast() -> Sample:
 
         node = helper.make_node("Mean", list(shapes), ["output"])
         graph = helper.make_graph(
-            [node], "mean_broadcast",
+            [node],
+            "mean_broadcast",
             [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(s)) for n, s in shapes.items()],
             [helper.make_tensor_value_info("output", TensorProto.FLOAT, [3, 5, 4])],
         )
@@ -284,9 +335,11 @@ def _mean_broadcast() -> Sample:
 
     return Sample(
         "mean_broadcast",
-        "ONNX Mean-13 (version=\"onnx\") of three f32 inputs [3,1,4], [1,5,1], [4] broadcast to [3,5,4]",
-        build, lambda rng: {n: _uniform(rng, s) for n, s in shapes.items()},
-        lambda inputs: {"output": sum(inputs[n].astype(np.float64) for n in shapes) / 3}, onnx_model,
+        'ONNX Mean-13 (version="onnx") of three f32 inputs [3,1,4], [1,5,1], [4] broadcast to [3,5,4]',
+        build,
+        lambda rng: {n: _uniform(rng, s) for n, s in shapes.items()},
+        lambda inputs: {"output": sum(inputs[n].astype(np.float64) for n in shapes) / 3},
+        onnx_model,
     )
 
 
@@ -297,8 +350,15 @@ def _f16_weights() -> Sample:
         ir = IR("f16_weights")
         x = ir.parameter("x", "f32", shape)
         w16 = ir.const("bias_compressed", F16_BIAS)
-        w = ir.op("Convert", "bias", [w16], F16_BIAS.shape, et="f32", data={"destination_type": "f32"},
-                  rt_info=[{"name": "decompression", "version": "0"}])
+        w = ir.op(
+            "Convert",
+            "bias",
+            [w16],
+            F16_BIAS.shape,
+            et="f32",
+            data={"destination_type": "f32"},
+            rt_info=[{"name": "decompression", "version": "0"}],
+        )
         add = ir.op("Add", "add", [x, w], shape, data={"auto_broadcast": "numpy"})
         ax = ir.const("axes", np.array([-1], np.int64))
         r = ir.op("ReduceSum", "reduce_sum", [add, ax], (2, 3), data={"keep_dims": "false"})
@@ -313,7 +373,9 @@ def _f16_weights() -> Sample:
         "f16_weights",
         "what ov.save_model writes with compress_to_fp16: an f16 Const -> Convert(f32, rt_info decompression) "
         "-> Add to a [2,3,4] Parameter -> ReduceSum over the last axis",
-        build, lambda rng: {"x": _uniform(rng, shape)}, reference,
+        build,
+        lambda rng: {"x": _uniform(rng, shape)},
+        reference,
     )
 
 
@@ -447,8 +509,10 @@ def check_with_openvino(samples_dir: Path) -> int:
                 ov_shape = _fmt_ov(op.get_output_partial_shape(0))
                 if not (ov_shape == inferred[name] == declared.get(name)):
                     shapes_ok = False
-                    notes.append(f"{s.name}: layer {name!r}: OpenVINO {ov_shape}, irexec {inferred[name]}, "
-                                 f"declared {declared.get(name)}")
+                    notes.append(
+                        f"{s.name}: layer {name!r}: OpenVINO {ov_shape}, irexec {inferred[name]}, "
+                        f"declared {declared.get(name)}"
+                    )
         else:
             for out in ov_model.outputs:
                 name = out.get_any_name()
@@ -465,16 +529,20 @@ def check_with_openvino(samples_dir: Path) -> int:
         ov_vals = {o.get_any_name(): v for o, v in ov_out.items()}
         ov_err = max(_rel_err(ov_vals[k], v) for k, v in ref.items())
         if ov_err > OV_TOL:
-            notes.append(f"{s.name}: OpenVINO CPU is {ov_err:.1e} (relative) from the float64 reference "
-                         "(known: it accumulates f32 in f32); not a failure")
+            notes.append(
+                f"{s.name}: OpenVINO CPU is {ov_err:.1e} (relative) from the float64 reference "
+                "(known: it accumulates f32 in f32); not a failure"
+            )
         rows.append((s.name, loaded, "yes" if shapes_ok else "NO", f"{irexec_err:.1e}", f"{ov_err:.1e}", status))
 
     header = ("sample", "OV reads", "shapes agree", "irexec err", "OV CPU err", "status")
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     for r in [header, tuple("-" * w for w in widths), *rows]:
         print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
-    print("(errors are max |x - ref| / max |ref| against a float64 numpy reference; "
-          "'OV reads ONNX' = the version=\"onnx\" sample's graph written as ONNX)")
+    print(
+        "(errors are max |x - ref| / max |ref| against a float64 numpy reference; "
+        "'OV reads ONNX' = the version=\"onnx\" sample's graph written as ONNX)"
+    )
     for n in notes:
         print("note:", n)
     return failures

@@ -75,10 +75,18 @@ def squeezenet():
     from torchvision.models.squeezenet import Fire
 
     model = nn.Sequential(
-        nn.Conv2d(3, 16, 3, 2), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, ceil_mode=True),
-        Fire(16, 4, 8, 8), Fire(16, 4, 8, 8), nn.MaxPool2d(3, 2, ceil_mode=True),
-        Fire(16, 8, 16, 16), nn.Dropout(0.5), nn.Conv2d(32, 10, 1), nn.ReLU(inplace=True),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+        nn.Conv2d(3, 16, 3, 2),
+        nn.ReLU(inplace=True),
+        nn.MaxPool2d(3, 2, ceil_mode=True),
+        Fire(16, 4, 8, 8),
+        Fire(16, 4, 8, 8),
+        nn.MaxPool2d(3, 2, ceil_mode=True),
+        Fire(16, 8, 16, 16),
+        nn.Dropout(0.5),
+        nn.Conv2d(32, 10, 1),
+        nn.ReLU(inplace=True),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
     )
     return model, {"x": _image(2, (1, 3, 48, 48))}
 
@@ -116,8 +124,9 @@ def shufflenet_v2():
 def vit():
     from torchvision.models.vision_transformer import VisionTransformer
 
-    model = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
-                              num_classes=10)
+    model = VisionTransformer(
+        image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64, num_classes=10
+    )
     import torch
 
     with torch.no_grad():  # torchvision zero-initializes the head: the output would be all zeros
@@ -129,16 +138,31 @@ def vit():
 def timm_vit():
     import timm
 
-    model = timm.create_model("vit_tiny_patch16_224", pretrained=False, img_size=32, patch_size=8, embed_dim=32,
-                              depth=2, num_heads=2, num_classes=10)
+    model = timm.create_model(
+        "vit_tiny_patch16_224",
+        pretrained=False,
+        img_size=32,
+        patch_size=8,
+        embed_dim=32,
+        depth=2,
+        num_heads=2,
+        num_classes=10,
+    )
     return model, {"x": _image(8)}
 
 
 def bert():
     from transformers import BertConfig, BertModel
 
-    cfg = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                     max_position_embeddings=64, attn_implementation="sdpa")
+    cfg = BertConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        attn_implementation="sdpa",
+    )
     mask = np.ones((1, 8), np.int64)
     mask[0, 6:] = 0
     return BertModel(cfg), {"input_ids": _tokens(9), "attention_mask": mask}
@@ -147,47 +171,94 @@ def bert():
 def gpt2():
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    cfg = GPT2Config(vocab_size=100, n_positions=64, n_embd=32, n_layer=2, n_head=2, use_cache=False,
-                     attn_implementation="sdpa")
+    cfg = GPT2Config(
+        vocab_size=100, n_positions=64, n_embd=32, n_layer=2, n_head=2, use_cache=False, attn_implementation="sdpa"
+    )
     return GPT2LMHeadModel(cfg), {"input_ids": _tokens(10), "attention_mask": np.ones((1, 8), np.int64)}
 
 
 def llama():
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    cfg = LlamaConfig(vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                      num_key_value_heads=2, max_position_embeddings=64, use_cache=False, attn_implementation="sdpa")
+    cfg = LlamaConfig(
+        vocab_size=100,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        use_cache=False,
+        attn_implementation="sdpa",
+    )
     return LlamaForCausalLM(cfg), {"input_ids": _tokens(11), "attention_mask": np.ones((1, 8), np.int64)}
 
 
 def t5():
     from transformers import T5Config, T5ForConditionalGeneration
 
-    cfg = T5Config(vocab_size=100, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4, decoder_start_token_id=0,
-                   use_cache=False)
+    cfg = T5Config(
+        vocab_size=100,
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_heads=4,
+        decoder_start_token_id=0,
+        use_cache=False,
+    )
     return T5ForConditionalGeneration(cfg), {
-        "input_ids": _tokens(12), "attention_mask": np.ones((1, 8), np.int64), "decoder_input_ids": _tokens(13, 4)}
+        "input_ids": _tokens(12),
+        "attention_mask": np.ones((1, 8), np.int64),
+        "decoder_input_ids": _tokens(13, 4),
+    }
 
 
 def whisper():
     from transformers import WhisperConfig, WhisperForConditionalGeneration
 
-    cfg = WhisperConfig(vocab_size=100, num_mel_bins=16, encoder_layers=1, decoder_layers=1, d_model=32,
-                        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
-                        max_source_positions=16, max_target_positions=16, use_cache=False,
-                        decoder_start_token_id=1, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    cfg = WhisperConfig(
+        vocab_size=100,
+        num_mel_bins=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        d_model=32,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_source_positions=16,
+        max_target_positions=16,
+        use_cache=False,
+        decoder_start_token_id=1,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
     feats = np.random.default_rng(14).standard_normal((1, 16, 32)).astype(np.float32)
     return WhisperForConditionalGeneration(cfg), {
-        "input_features": feats, "decoder_input_ids": _tokens(15, 4),
-        "decoder_position_ids": np.arange(4, dtype=np.int64)[None]}
+        "input_features": feats,
+        "decoder_input_ids": _tokens(15, 4),
+        "decoder_position_ids": np.arange(4, dtype=np.int64)[None],
+    }
 
 
 def wav2vec2():
     from transformers import Wav2Vec2Config, Wav2Vec2Model
 
-    cfg = Wav2Vec2Config(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
-                         conv_dim=(16, 16), conv_kernel=(10, 3), conv_stride=(5, 2), num_conv_pos_embeddings=16,
-                         num_conv_pos_embedding_groups=4, feat_extract_norm="group", do_stable_layer_norm=False)
+    cfg = Wav2Vec2Config(
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        conv_dim=(16, 16),
+        conv_kernel=(10, 3),
+        conv_stride=(5, 2),
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=4,
+        feat_extract_norm="group",
+        do_stable_layer_norm=False,
+    )
     audio = np.random.default_rng(16).standard_normal((1, 400)).astype(np.float32)
     return Wav2Vec2Model(cfg), {"input_values": audio}
 
@@ -255,7 +326,9 @@ def _names(xml: Path):
 
     root = etree.parse(str(xml)).getroot()
     layers = {el.get("id"): el for el in root.iter("layer")}
-    edges = {(e.get("to-layer"), e.get("to-port")): (e.get("from-layer"), e.get("from-port")) for e in root.iter("edge")}
+    edges = {
+        (e.get("to-layer"), e.get("to-port")): (e.get("from-layer"), e.get("from-port")) for e in root.iter("edge")
+    }
 
     def port_names(el, pid):
         for p in el.iter("port"):
@@ -320,7 +393,9 @@ def build(name: str, out_dir: Path) -> list[dict]:
             if key is None:
                 key = list(inputs)[len(feeds)]
             arr = inputs[key]
-            feeds[nm] = arr.astype(port.get_element_type().to_dtype()) if hasattr(port.get_element_type(), "to_dtype") else arr
+            feeds[nm] = (
+                arr.astype(port.get_element_type().to_dtype()) if hasattr(port.get_element_type(), "to_dtype") else arr
+            )
         res = compiled([feeds[n] for n in in_names])
         outs = [np.asarray(res[o]) for o in compiled.outputs]
         data = {f"in:{k}": v for k, v in feeds.items()}
@@ -328,10 +403,17 @@ def build(name: str, out_dir: Path) -> list[dict]:
         meta = {"family": family, "frontend": frontend, "openvino": ov.get_version(), "source": name}
         data["meta"] = np.array(json.dumps(meta))
         np.savez_compressed(out_dir / f"{stem}.npz", **data)
-        diff = max((float(np.max(np.abs(a - b))) for a, b in zip(outs, ref) if a.shape == b.shape), default=float("nan"))
+        diff = max(
+            (float(np.max(np.abs(a - b))) for a, b in zip(outs, ref) if a.shape == b.shape), default=float("nan")
+        )
         size = xml.stat().st_size + xml.with_suffix(".bin").stat().st_size
-        rows.append({"model": stem, "bytes": size, "ov_vs_torch": diff, "inputs": {k: list(v.shape) for k, v in feeds.items()}})
-        print(f"{stem:<20} {size / 1024:8.1f} KiB  OV vs torch max abs {diff:.2e}  inputs {rows[-1]['inputs']}", flush=True)
+        rows.append(
+            {"model": stem, "bytes": size, "ov_vs_torch": diff, "inputs": {k: list(v.shape) for k, v in feeds.items()}}
+        )
+        print(
+            f"{stem:<20} {size / 1024:8.1f} KiB  OV vs torch max abs {diff:.2e}  inputs {rows[-1]['inputs']}",
+            flush=True,
+        )
     return rows
 
 

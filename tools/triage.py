@@ -128,7 +128,11 @@ class OVRunner:
     def _start(self):
         self.proc = subprocess.Popen(
             [sys.executable, str(Path(__file__).resolve()), "--ov-worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
         )
 
     def run(self, xml: Path, feeds_path: Path | None, order: list[str], out: Path) -> dict:
@@ -230,8 +234,10 @@ def compare(ir_out: dict, ov_out: list[tuple[dict, np.ndarray]]) -> str | None:
                 diff = np.abs(x - y)
             diff = np.where(np.isnan(x) & np.isnan(y), 0, diff)
             i = int(np.nanargmax(np.where(np.isnan(diff), np.inf, diff)))
-            return (f"{name!r} {a.dtype}/{b.dtype}: max |diff| at flat {i}: irexec {x.flat[i]:.6g} vs "
-                    f"OpenVINO {y.flat[i]:.6g}")
+            return (
+                f"{name!r} {a.dtype}/{b.dtype}: max |diff| at flat {i}: irexec {x.flat[i]:.6g} vs "
+                f"OpenVINO {y.flat[i]:.6g}"
+            )
     return None
 
 
@@ -318,12 +324,17 @@ def main(argv: list[str] | None = None) -> int:
         if ov is not None:
             ov.close()
 
-    print(f"triage: {args.n} mutated cases, seed {args.seed}, "
-          f"bases: {', '.join(b.name for b in bases)}"
-          + ("" if ov is not None else "  (OpenVINO not installed or disabled: irexec only)"))
+    print(
+        f"triage: {args.n} mutated cases, seed {args.seed}, "
+        f"bases: {', '.join(b.name for b in bases)}"
+        + ("" if ov is not None else "  (OpenVINO not installed or disabled: irexec only)")
+    )
     print()
-    rows = (["both reject", "both accept", "only irexec accepts", "only OpenVINO accepts"] if ov is not None
-            else ["irexec rejects", "irexec accepts"])
+    rows = (
+        ["both reject", "both accept", "only irexec accepts", "only OpenVINO accepts"]
+        if ov is not None
+        else ["irexec rejects", "irexec accepts"]
+    )
     width = max(len(r) for r in rows) + 2
     print(f"{'outcome':<{width}}{'cases':>7}")
     print("-" * (width + 7))
@@ -334,8 +345,10 @@ def main(argv: list[str] | None = None) -> int:
     if ov is not None:
         both = table["both accept"]
         print()
-        print(f"accepted by both: {len(numeric_bad)} of {both} disagree numerically "
-              f"(rtol 1e-4, 1e-2 for f16; atol 1e-5; NaN == NaN)")
+        print(
+            f"accepted by both: {len(numeric_bad)} of {both} disagree numerically "
+            f"(rtol 1e-4, 1e-2 for f16; atol 1e-5; NaN == NaN)"
+        )
     print(f"irexec crashes (an exception other than IRExecError): {len(crashes)}")
     for title in ("only irexec accepts", "only OpenVINO accepts", "irexec rejects"):
         if examples.get(title):

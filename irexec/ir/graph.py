@@ -85,7 +85,9 @@ def build_graph(net: NetRecord) -> Graph:
         for pos in range(n):
             if ops[pos] is None:
                 port = layers[lid].inputs[pos].id
-                raise FormatError(f"input port {port} has no incoming edge{edge_hint(lid, dangling, layers)}", layers[lid].where)
+                raise FormatError(
+                    f"input port {port} has no incoming edge{edge_hint(lid, dangling, layers)}", layers[lid].where
+                )
         if n < len(ops):
             layer = layers[lid]
             absent[lid] = tuple(p.id for p in layer.inputs[n:])
@@ -158,4 +160,4 @@ def _find_cycle(layers, operands, stuck: set[int], xml_index: dict[int, int]) ->
         seen[lid] = len(path)
         path.append(lid)
         lid = next(src for src, _ in operands[lid] if src in stuck)
-    return list(reversed(path[seen[lid]:]))
+    return list(reversed(path[seen[lid] :]))

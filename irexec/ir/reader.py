@@ -120,11 +120,7 @@ def split_names(text: str) -> tuple[str, ...]:
 def _rt_info(el) -> tuple[RtInfo, ...]:
     if el is None:
         return ()
-    return tuple(
-        RtInfo(child.tag, dict(child.attrib), _rt_info(child))
-        for child in el
-        if isinstance(child.tag, str)
-    )
+    return tuple(RtInfo(child.tag, dict(child.attrib), _rt_info(child)) for child in el if isinstance(child.tag, str))
 
 
 def _parse_port(el, where: Where, limits: Limits) -> PortRecord:
@@ -133,7 +129,9 @@ def _parse_port(el, where: Where, limits: Limits) -> PortRecord:
     try:
         precision = parse_precision(prec_text) if prec_text is not None else None
     except UnsupportedElementType:
-        raise UnsupportedDtypeError(f"port {pid} has element type {prec_text!r}, which irexec does not support", where) from None
+        raise UnsupportedDtypeError(
+            f"port {pid} has element type {prec_text!r}, which irexec does not support", where
+        ) from None
     except UnknownElementType:
         raise FormatError(f"port {pid} has unknown precision {prec_text!r}", where) from None
     dims = []
@@ -180,7 +178,14 @@ def _parse_layer(el, limits: Limits) -> LayerRecord:
     # An input and an output port may share an id (OpenVINO reads such files): an edge's
     # direction says which one it means.
     return LayerRecord(
-        lid, el.get("name"), el.get("type"), el.get("version"), attrs, inputs, outputs, line,
+        lid,
+        el.get("name"),
+        el.get("type"),
+        el.get("version"),
+        attrs,
+        inputs,
+        outputs,
+        line,
         _rt_info(el.find("rt_info")),
     )
 
@@ -250,8 +255,7 @@ def _reject_before_parsing(data: bytes) -> None:
         allowed = _ASCII_ENCODING if codec == "utf-8" else _WIDE_ENCODING[codec[:6]]
         if not allowed.match(declared):
             raise FormatError(
-                f"XML encoding {declared!r} is not supported (irexec reads UTF-8, UTF-16, UTF-32 "
-                "and ISO-8859)"
+                f"XML encoding {declared!r} is not supported (irexec reads UTF-8, UTF-16, UTF-32 and ISO-8859)"
             )
     # A DTD is where entity bombs and external entities live; search in the document's own layout.
     for token in ("<!DOCTYPE", "<!ENTITY"):
@@ -269,8 +273,13 @@ def parse_xml_bytes(data: bytes, limits: Limits, path: str | None = None) -> Net
         data = stripped
     _reject_before_parsing(data)
     parser = etree.XMLParser(
-        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
-        dtd_validation=False, remove_comments=True, collect_ids=False,
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        huge_tree=False,
+        dtd_validation=False,
+        remove_comments=True,
+        collect_ids=False,
     )
     try:
         tree = etree.ElementTree(etree.fromstring(data, parser))
@@ -289,9 +298,7 @@ def parse_xml_bytes(data: bytes, limits: Limits, path: str | None = None) -> Net
         raise FormatError("<net> has no version attribute")
     version = parse_uint(version_text, "IR version") if _UINT.match(version_text.strip()) else None
     if version not in SUPPORTED_IR_VERSIONS:
-        raise FormatError(
-            f"IR version {version_text!r} is not supported (irexec reads versions 10 and 11)"
-        )
+        raise FormatError(f"IR version {version_text!r} is not supported (irexec reads versions 10 and 11)")
     layers_el = root.find("layers")
     if layers_el is None:
         raise FormatError("<net> has no <layers>")
@@ -312,9 +319,7 @@ def parse_xml_bytes(data: bytes, limits: Limits, path: str | None = None) -> Net
                 e.sourceline,
             )
         )
-    return NetRecord(
-        root.get("name", ""), version, layers, tuple(edges), _rt_info(root.find("rt_info")), path
-    )
+    return NetRecord(root.get("name", ""), version, layers, tuple(edges), _rt_info(root.find("rt_info")), path)
 
 
 def read_xml(path: str | Path, limits: Limits) -> NetRecord:

@@ -82,9 +82,7 @@ class Weights:
         if offset < 0:
             raise WeightsError(f"offset {offset} is negative", where)
         if size < need:
-            raise WeightsError(
-                f"size {size} is smaller than the {need} bytes that {et} of shape {shape} needs", where
-            )
+            raise WeightsError(f"size {size} is smaller than the {need} bytes that {et} of shape {shape} needs", where)
         if offset + size > len(self._buf):
             raise WeightsError(
                 f"offset {offset} + size {size} = {offset + size} is past the end of "

@@ -104,8 +104,11 @@ def _configure_numba(numba) -> None:
         numba.config.CACHE_DIR = CACHE_DIR
     if not CACHE and not _warned_cache:
         _warned_cache = True
-        print("irexec: warning: no writable cache folder (set IREXEC_CACHE_DIR); kernels compile "
-              "again in every process (about 1 s each)", file=sys.stderr)
+        print(
+            "irexec: warning: no writable cache folder (set IREXEC_CACHE_DIR); kernels compile "
+            "again in every process (about 1 s each)",
+            file=sys.stderr,
+        )
     if CACHE and not _listening:
         _listening = True
         from numba.core import event
@@ -120,8 +123,11 @@ def _configure_numba(numba) -> None:
                 if _noticed or not getattr(func, "__module__", "").startswith("irexec."):
                     return
                 _noticed = True
-                print(f"irexec: compiling numba kernels (about 1 s each, once; cached in {CACHE_DIR}; "
-                      "`irexec warmup` compiles them ahead of time)", file=sys.stderr)
+                print(
+                    f"irexec: compiling numba kernels (about 1 s each, once; cached in {CACHE_DIR}; "
+                    "`irexec warmup` compiles them ahead of time)",
+                    file=sys.stderr,
+                )
 
             def on_end(self, ev):
                 pass
@@ -199,8 +205,7 @@ def load(full: bool = False) -> bool:
                     module.warm()
         except Exception as e:  # a broken numba install: the numpy paths still work
             _state = "failed"
-            print(f"irexec: warning: numba kernels unavailable ({type(e).__name__}: {e}); using numpy",
-                  file=sys.stderr)
+            print(f"irexec: warning: numba kernels unavailable ({type(e).__name__}: {e}); using numpy", file=sys.stderr)
             return False
         _state = "ready"
         return True
@@ -212,8 +217,7 @@ def load_in_background() -> None:
         if _state != "cold":
             return
         _state = "loading"
-    _loader = threading.Thread(target=load, kwargs={"full": True}, name="irexec-jit-loader",
-                               daemon=True)
+    _loader = threading.Thread(target=load, kwargs={"full": True}, name="irexec-jit-loader", daemon=True)
     _loader.start()
 
 

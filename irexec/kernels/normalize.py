@@ -29,8 +29,7 @@ SMALL_CALL_SAVING = 30e-6
 
 def _rows_path(x: np.ndarray) -> bool:
     """Whether rows of x's last axis go to the kernels (loaded, or loading them pays)."""
-    return (x.ndim >= 1 and x.size > 0 and x.dtype in (np.float32, np.float64)
-            and jit.use(x.nbytes, SMALL_CALL_SAVING))
+    return x.ndim >= 1 and x.size > 0 and x.dtype in (np.float32, np.float64) and jit.use(x.nbytes, SMALL_CALL_SAVING)
 
 
 def _over_rows(kernel_name: str, x: np.ndarray, out_dtype, cost: float, *args) -> np.ndarray | None:
@@ -57,8 +56,9 @@ def softmax_out(x: np.ndarray, axis: int, log: bool, out_dtype) -> np.ndarray | 
 def attention_softmax_out(scores: np.ndarray, scale: float, causal: bool, out_dtype) -> np.ndarray | None:
     """softmax(scores * scale, causal mask) over the last axis by one kernel pass, or None when
     the numpy path should run. scores (..., L, S) float32/float64."""
-    return _over_rows("attention_softmax_rows", scores, out_dtype, SOFTMAX_COST, float(scale), bool(causal),
-                      max(1, scores.shape[-2]))
+    return _over_rows(
+        "attention_softmax_rows", scores, out_dtype, SOFTMAX_COST, float(scale), bool(causal), max(1, scores.shape[-2])
+    )
 
 
 def normalize_last_out(x: np.ndarray, eps: float, inside: bool, normalize_variance: bool, out_dtype):
@@ -77,8 +77,9 @@ def group_norm_out(x: np.ndarray, groups: int, eps: float, scale: np.ndarray, bi
     out = np.empty(rows.shape, out_dtype)
     sc = scale.astype(np.float64).reshape(groups, c // groups)
     bi = bias.astype(np.float64).reshape(groups, c // groups)
-    jit.parallel_for(k.group_norm_rows, rows.shape[0], jit.threads_for(x.nbytes, NORMALIZE_COST), rows, out,
-                     float(eps), sc, bi)
+    jit.parallel_for(
+        k.group_norm_rows, rows.shape[0], jit.threads_for(x.nbytes, NORMALIZE_COST), rows, out, float(eps), sc, bi
+    )
     return out.reshape(x.shape)
 
 

@@ -209,8 +209,9 @@ class Swish(Activation):
             if beta.dtype != x.dtype:
                 raise FormatError(f"beta has element type {beta.dtype}, x has {x.dtype}; they must match", self.where)
             if beta.shape is not None and len(beta.shape) != 0:
-                raise ShapeInferenceError(f"beta must be a scalar (rank 0), got shape {format_shape(beta.shape)}",
-                                          self.where)
+                raise ShapeInferenceError(
+                    f"beta must be a scalar (rank 0), got shape {format_shape(beta.shape)}", self.where
+                )
         return super().infer(inputs[:1])
 
     def f(self, x, extra):
@@ -365,8 +366,9 @@ class HardSigmoid(Activation):
             if spec.dtype != x.dtype:
                 raise FormatError(f"{name} has element type {spec.dtype}, x has {x.dtype}; they must match", self.where)
             if spec.shape is not None and len(spec.shape) != 0:
-                raise ShapeInferenceError(f"{name} must be a scalar (rank 0), got shape {format_shape(spec.shape)}",
-                                          self.where)
+                raise ShapeInferenceError(
+                    f"{name} must be a scalar (rank 0), got shape {format_shape(spec.shape)}", self.where
+                )
         return super().infer(inputs[:1])
 
     def f(self, x, extra):

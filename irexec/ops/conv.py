@@ -52,8 +52,12 @@ def windows(x: np.ndarray, kernel, strides, dilations, out_sp) -> np.ndarray:
     n, c = x.shape[:2]
     st = x.strides
     shape = (n, c, *out_sp, *kernel)
-    strides = (st[0], st[1], *(st[2 + i] * strides[i] for i in range(len(kernel))),
-               *(st[2 + i] * dilations[i] for i in range(len(kernel))))
+    strides = (
+        st[0],
+        st[1],
+        *(st[2 + i] * strides[i] for i in range(len(kernel))),
+        *(st[2 + i] * dilations[i] for i in range(len(kernel))),
+    )
     return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
 
 
@@ -102,17 +106,23 @@ class _ConvBase(Op):
             return [TensorSpec(et, (x.shape[0], c_out) + (None,) * len(kernel))]
         spatial = x.shape[2:]
         if len(spatial) != len(kernel):
-            raise ShapeInferenceError(f"data {format_shape(x.shape)} and filters {format_shape(w.shape)} ranks", self.where)
+            raise ShapeInferenceError(
+                f"data {format_shape(x.shape)} and filters {format_shape(w.shape)} ranks", self.where
+            )
         pads = _pads(self, spatial, kernel)
-        out = [window_out_dim(d, k, s, dl, b, e) for d, k, s, dl, (b, e) in
-               zip(spatial, kernel, self.strides, self.dilations, pads)]
+        out = [
+            window_out_dim(d, k, s, dl, b, e)
+            for d, k, s, dl, (b, e) in zip(spatial, kernel, self.strides, self.dilations, pads)
+        ]
         return [TensorSpec(et, (x.shape[0], c_out, *out))]
 
     def _prepare(self, x, kernel):
         pads = _pads(self, x.shape[2:], kernel)
         xp = _pad_input(_work(x), pads)
-        out_sp = [window_out_dim(d, k, s, dl, b, e) for d, k, s, dl, (b, e) in
-                  zip(x.shape[2:], kernel, self.strides, self.dilations, pads)]
+        out_sp = [
+            window_out_dim(d, k, s, dl, b, e)
+            for d, k, s, dl, (b, e) in zip(x.shape[2:], kernel, self.strides, self.dilations, pads)
+        ]
         return xp, out_sp
 
 
@@ -122,10 +132,13 @@ def _im2col_geometry(op, x, kernel):
     pads = _pads(op, x.shape[2:], kernel)
     if any(b < 0 or e < 0 for b, e in pads):
         return None
-    out_sp = [window_out_dim(d, k, s, dl, b, e) for d, k, s, dl, (b, e) in
-              zip(x.shape[2:], kernel, op.strides, op.dilations, pads)]
-    if any(o <= 0 for o in out_sp) or (all(k == 1 for k in kernel) and all(b == 0 and e == 0 for b, e in pads)
-                                       and all(s == 1 for s in op.strides)):
+    out_sp = [
+        window_out_dim(d, k, s, dl, b, e)
+        for d, k, s, dl, (b, e) in zip(x.shape[2:], kernel, op.strides, op.dilations, pads)
+    ]
+    if any(o <= 0 for o in out_sp) or (
+        all(k == 1 for k in kernel) and all(b == 0 and e == 0 for b, e in pads) and all(s == 1 for s in op.strides)
+    ):
         return None  # pointwise: the input is its own columns
     return pads, out_sp
 
@@ -149,8 +162,19 @@ def _kernel_columns(op, x, kernel):
     from ..kernels import conv_loops as k
 
     cols = np.empty((n * c, kernel[0], kernel[1], *out_sp), x.dtype)
-    jit.parallel_for(k.im2col2d, n * c, jit.threads_for(cols.nbytes), np.ascontiguousarray(x).reshape(n * c, *x.shape[2:]),
-                     cols, op.strides[0], op.strides[1], op.dilations[0], op.dilations[1], pads[0][0], pads[1][0])
+    jit.parallel_for(
+        k.im2col2d,
+        n * c,
+        jit.threads_for(cols.nbytes),
+        np.ascontiguousarray(x).reshape(n * c, *x.shape[2:]),
+        cols,
+        op.strides[0],
+        op.strides[1],
+        op.dilations[0],
+        op.dilations[1],
+        pads[0][0],
+        pads[1][0],
+    )
     return cols.reshape(n, c * kk, out_sp[0] * out_sp[1]), out_sp
 
 
@@ -166,7 +190,7 @@ def _gemm(cols_all, w, out_sp, groups=1):
     else:
         y = np.empty((n, c_out, cols_all.shape[2]), np.result_type(wm, cols_all))
         for g in range(groups):
-            np.matmul(wm[g * og:(g + 1) * og], cols_all[:, g * ck:(g + 1) * ck], out=y[:, g * og:(g + 1) * og])
+            np.matmul(wm[g * og : (g + 1) * og], cols_all[:, g * ck : (g + 1) * ck], out=y[:, g * og : (g + 1) * og])
     return y.reshape(n, c_out, *out_sp)
 
 
@@ -186,8 +210,7 @@ def _dense(xp, w, out_sp, strides, dilations, groups=1):
         # transposed copy of the window view is several times slower)
         cols = np.empty((n, c, *kernel, *out_sp), xp.dtype)
         for tap in itertools.product(*(range(t) for t in kernel)):
-            src = tuple(slice(t * d, t * d + (o - 1) * s + 1, s)
-                        for t, d, o, s in zip(tap, dilations, out_sp, strides))
+            src = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilations, out_sp, strides))
             cols[(slice(None), slice(None)) + tap] = xp[(slice(None), slice(None)) + src]
         cols_all = cols.reshape(n, c * kk, m)
     return _gemm(cols_all, w, out_sp, groups)
@@ -206,8 +229,19 @@ def _depthwise(xp, w, out_sp, strides, dilations):
 
             planes = np.ascontiguousarray(xp).reshape(n * c, *xp.shape[2:])
             out = np.empty((n * c, *out_sp), xp.dtype)
-            jit.parallel_for(k.depthwise2d, n * c, jit.threads_for(out.nbytes * math.prod(kernel)), planes,
-                             np.ascontiguousarray(w), out, c, strides[0], strides[1], dilations[0], dilations[1])
+            jit.parallel_for(
+                k.depthwise2d,
+                n * c,
+                jit.threads_for(out.nbytes * math.prod(kernel)),
+                planes,
+                np.ascontiguousarray(w),
+                out,
+                c,
+                strides[0],
+                strides[1],
+                dilations[0],
+                dilations[1],
+            )
             return out.reshape(n, c, *out_sp)
     acc = np.zeros((n, c, *out_sp), np.float64 if xp.dtype == np.float64 else np.float32)
     for tap in itertools.product(*(range(k) for k in kernel)):
@@ -230,9 +264,14 @@ class Convolution(_ConvBase):
 
     def _pointwise(self, w) -> bool:
         """A 1x1 kernel with unit strides and no padding: a matrix product over the channels."""
-        return (all(k == 1 for k in w.shape[2:]) and all(s == 1 for s in self.strides)
-                and (self.auto_pad in ("same_upper", "same_lower")
-                     or (not any(self.pads_begin or ()) and not any(self.pads_end or ()))))
+        return (
+            all(k == 1 for k in w.shape[2:])
+            and all(s == 1 for s in self.strides)
+            and (
+                self.auto_pad in ("same_upper", "same_lower")
+                or (not any(self.pads_begin or ()) and not any(self.pads_end or ()))
+            )
+        )
 
     def compute(self, inputs, sig):
         x, w = inputs
@@ -300,8 +339,10 @@ class ConvolutionBackpropData(Op):
         pb = list(self.pads_begin or (0,) * k)
         pe = list(self.pads_end or (0,) * k)
         op = list(self.output_padding or (0,) * k)
-        full = [None if d is None else (d - 1) * s + dl * (kk - 1) + 1
-                for d, s, dl, kk in zip(spatial, self.strides, self.dilations, kernel)]
+        full = [
+            None if d is None else (d - 1) * s + dl * (kk - 1) + 1
+            for d, s, dl, kk in zip(spatial, self.strides, self.dilations, kernel)
+        ]
         if out_shape is not None:
             out = list(out_shape)
             for i in range(k):
@@ -351,7 +392,9 @@ class ConvolutionBackpropData(Op):
         out, pb, _ = self._geometry(x.shape[2:], kernel, out_shape)
         n, cin = x.shape[:2]
         cout = w.shape[1]
-        full = [(d - 1) * s + dl * (kk - 1) + 1 for d, s, dl, kk in zip(x.shape[2:], self.strides, self.dilations, kernel)]
+        full = [
+            (d - 1) * s + dl * (kk - 1) + 1 for d, s, dl, kk in zip(x.shape[2:], self.strides, self.dilations, kernel)
+        ]
         size = [max(f, b + o) + 1 for f, b, o in zip(full, pb, out)]
         acc = np.zeros((n, cout, *size), np.float64 if x.dtype == np.float64 else np.float32)
         xt = np.moveaxis(x, 1, -1)  # (N, *sp, Cin)
@@ -364,4 +407,3 @@ class ConvolutionBackpropData(Op):
             acc[sl] += np.moveaxis(contrib, -1, 1)
         crop = (slice(None), slice(None)) + tuple(slice(b, b + o) for b, o in zip(pb, out))
         return [_finish(np.ascontiguousarray(acc[crop]), sig.outs[0])]
-

@@ -354,7 +354,7 @@ class Unary(Op):
         flat = x.reshape(-1)
         out = np.empty(flat.shape, numpy_dtype(et))
         for i in range(0, flat.size, _BLOCK):
-            out[i:i + _BLOCK] = _finish(np.asarray(fn(flat[i:i + _BLOCK].astype(np.float64))), et)
+            out[i : i + _BLOCK] = _finish(np.asarray(fn(flat[i : i + _BLOCK].astype(np.float64))), et)
         return out.reshape(x.shape)
 
     def f(self, x: np.ndarray, extra) -> np.ndarray:
@@ -364,8 +364,18 @@ class Unary(Op):
 
 
 def _unary(type_name: str, fn, integers: str, f64: bool = False, versions=(1,), dtypes=NUMERIC_TYPES):
-    cls = type(type_name, (Unary,), {"TYPE": type_name, "VERSIONS": versions, "fn": staticmethod(fn),
-                                     "INT": integers, "F64": f64, "DTYPES": dtypes})
+    cls = type(
+        type_name,
+        (Unary,),
+        {
+            "TYPE": type_name,
+            "VERSIONS": versions,
+            "fn": staticmethod(fn),
+            "INT": integers,
+            "F64": f64,
+            "DTYPES": dtypes,
+        },
+    )
     cls.__doc__ = f"OpenVINO {type_name}-{versions[0]}, element-wise (integers: {integers})."
     return register(cls)
 

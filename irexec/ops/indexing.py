@@ -47,7 +47,7 @@ class _GatherBase(Op):
         if b > a or b > len(idx.shape):
             raise ShapeInferenceError(f"batch_dims {b} must be <= axis {a} and the indices' rank", self.where)
         lead = [d if d is not None else (idx.shape[i] if i < b else None) for i, d in enumerate(data.shape[:a])]
-        shape = tuple(lead) + tuple(idx.shape[b:]) + tuple(data.shape[a + 1:])
+        shape = tuple(lead) + tuple(idx.shape[b:]) + tuple(data.shape[a + 1 :])
         # the known elements of a 1-D shape value, gathered by constant indices
         if rank == 1 and b == 0 and data.dtype in AXES_TYPES and idx.value is not None:
             elems = elements(data)
@@ -102,8 +102,11 @@ class _GatherBase(Op):
                 m = flat_z[k].reshape((1,) * (a - b) + flat_z[k].shape + (1,) * (data.ndim - a - 1))
                 o = np.where(m, np.zeros((), o.dtype), o)
             parts.append(o)
-        out = np.stack(parts) if parts else np.empty((0,) + np.take(flat_d[:1], flat_i[:1], axis=a - b + 1).shape[1:],
-                                                        data.dtype)
+        out = (
+            np.stack(parts)
+            if parts
+            else np.empty((0,) + np.take(flat_d[:1], flat_i[:1], axis=a - b + 1).shape[1:], data.dtype)
+        )
         return [out.reshape(bshape + out.shape[1:])]
 
 
@@ -152,7 +155,7 @@ class _GatherNDBase(Op):
             lead = (n,)
         else:
             lead = tuple(batch)
-        return [TensorSpec(data.dtype, lead + tuple(idx.shape[b:-1]) + tuple(data.shape[b + k:]))]
+        return [TensorSpec(data.dtype, lead + tuple(idx.shape[b:-1]) + tuple(data.shape[b + k :]))]
 
     def compute(self, inputs, sig):
         data, idx = inputs
@@ -161,13 +164,16 @@ class _GatherNDBase(Op):
         bshape = data.shape[:b]
         fd = data.reshape((-1,) + data.shape[b:])
         fi = idx.astype(np.int64).reshape((fd.shape[0], -1, k))
-        dims = np.array(data.shape[b:b + k], np.int64)
+        dims = np.array(data.shape[b : b + k], np.int64)
         if ((fi < -dims) | (fi >= dims)).any():
-            raise ExecutionError(f"an index is out of range for dims {data.shape[b:b + k]}", self.where)
+            raise ExecutionError(f"an index is out of range for dims {data.shape[b : b + k]}", self.where)
         fi = np.where(fi < 0, fi + dims, fi)
-        out = np.stack([fd[j][tuple(fi[j].T)] for j in range(fd.shape[0])]) if fd.shape[0] else \
-            np.empty((0, fi.shape[1]) + data.shape[b + k:], data.dtype)
-        inner = tuple(idx.shape[b:-1]) + tuple(data.shape[b + k:])
+        out = (
+            np.stack([fd[j][tuple(fi[j].T)] for j in range(fd.shape[0])])
+            if fd.shape[0]
+            else np.empty((0, fi.shape[1]) + data.shape[b + k :], data.dtype)
+        )
+        inner = tuple(idx.shape[b:-1]) + tuple(data.shape[b + k :])
         lead = (int(np.prod(bshape)),) if (self.FLAT_BATCH and b > 0) else tuple(bshape)
         return [out.reshape(lead + inner)]
 
@@ -233,8 +239,12 @@ class ScatterUpdate(Op):
             raise ExecutionError(f"an index is out of range for axis {a} of size {n}", self.where)
         out = np.array(data, copy=True)
         moved = np.moveaxis(out, a, 0)
-        u = upd.reshape(data.shape[:a] + idx.shape + data.shape[a + 1:])
-        u = np.moveaxis(u.reshape(data.shape[:a] + (-1,) + data.shape[a + 1:]), a, 0) if idx.ndim != 1 else np.moveaxis(u, a, 0)
+        u = upd.reshape(data.shape[:a] + idx.shape + data.shape[a + 1 :])
+        u = (
+            np.moveaxis(u.reshape(data.shape[:a] + (-1,) + data.shape[a + 1 :]), a, 0)
+            if idx.ndim != 1
+            else np.moveaxis(u, a, 0)
+        )
         for j, i in enumerate(np.where(idx < 0, idx + n, idx).reshape(-1).tolist()):
             moved[i] = u[j]
         return [out]
@@ -330,17 +340,23 @@ class _TopKBase(Op):
         key = x.astype(np.float64) if x.dtype.kind == "f" else x
         if self.mode == "max":
             # largest first; NaN counts as the largest (OpenVINO's reference orders NaN first)
-            order = np.argsort(-key if key.dtype.kind != "u" else (key.max() - key), axis=-1, kind="stable") \
-                if key.dtype.kind != "f" else np.argsort(np.where(np.isnan(key), -np.inf, -key), axis=-1, kind="stable")
+            order = (
+                np.argsort(-key if key.dtype.kind != "u" else (key.max() - key), axis=-1, kind="stable")
+                if key.dtype.kind != "f"
+                else np.argsort(np.where(np.isnan(key), -np.inf, -key), axis=-1, kind="stable")
+            )
         else:
-            order = np.argsort(np.where(np.isnan(key), np.inf, key) if key.dtype.kind == "f" else key,
-                               axis=-1, kind="stable")
+            order = np.argsort(
+                np.where(np.isnan(key), np.inf, key) if key.dtype.kind == "f" else key, axis=-1, kind="stable"
+            )
         top = order[..., :k]
         if self.sort == "index":
             top = np.sort(top, axis=-1)
         values = np.take_along_axis(x, top, axis=-1)
-        return [np.ascontiguousarray(np.moveaxis(values, -1, a)),
-                np.ascontiguousarray(np.moveaxis(top, -1, a)).astype(numpy_dtype(sig.outs[1]))]
+        return [
+            np.ascontiguousarray(np.moveaxis(values, -1, a)),
+            np.ascontiguousarray(np.moveaxis(top, -1, a)).astype(numpy_dtype(sig.outs[1])),
+        ]
 
 
 @register

@@ -54,8 +54,9 @@ def _cubic_weights(t, a):
     out = []
     for s in ts:
         s = np.abs(s)
-        w = np.where(s <= 1, ((a + 2) * s - (a + 3)) * s * s + 1,
-                     np.where(s < 2, ((a * s - 5 * a) * s + 8 * a) * s - 4 * a, 0.0))
+        w = np.where(
+            s <= 1, ((a + 2) * s - (a + 3)) * s * s + 1, np.where(s < 2, ((a * s - 5 * a) * s + 8 * a) * s - 4 * a, 0.0)
+        )
         out.append(w)
     return out
 

@@ -56,7 +56,8 @@ class MatMul(Op):
         if ka is not None and kb is not None and ka != kb:
             raise ShapeInferenceError(
                 f"inner dims differ: {format_shape(a.shape)} x {format_shape(b.shape)} "
-                f"(transpose_a={self.transpose_a}, transpose_b={self.transpose_b})", self.where
+                f"(transpose_a={self.transpose_a}, transpose_b={self.transpose_b})",
+                self.where,
             )
         batch = broadcast_shapes([tuple(sa[:-2]), tuple(sb[:-2])])
         out = list(batch) + ([] if a1 else [sa[-2]]) + ([] if b1 else [sb[-1]])
@@ -118,7 +119,7 @@ class Einsum(Op):
             i = 0
             for lab in labels:
                 if lab == "...":
-                    ell.append(tuple(spec.shape[i:i + n_ell]))
+                    ell.append(tuple(spec.shape[i : i + n_ell]))
                     i += n_ell
                     continue
                 d = spec.shape[i]

@@ -69,9 +69,7 @@ class Squeeze(Op):
             return [TensorSpec(data.dtype, None)]
         if np.asarray(axes).size == 0:
             return [TensorSpec(data.dtype, None) if any(d is None for d in data.shape) else self._out(data, None)]
-        if self.allow_axis_skip and any(
-            data.shape[a] is None for a in normalize_axes(axes, len(data.shape))
-        ):
+        if self.allow_axis_skip and any(data.shape[a] is None for a in normalize_axes(axes, len(data.shape))):
             return [TensorSpec(data.dtype, None)]
         return [self._out(data, axes)]
 
@@ -145,9 +143,7 @@ class Reshape(Op):
             else:
                 p = math.prod(rest)
                 if p == 0 or known_in % p:
-                    raise ShapeInferenceError(
-                        f"cannot reshape {format_shape(shape)} to {t}", self.where
-                    )
+                    raise ShapeInferenceError(f"cannot reshape {format_shape(shape)} to {t}", self.where)
                 out[i] = known_in // p
         elif known_in is not None and all(d is not None for d in out) and math.prod(out) != known_in:
             raise ShapeInferenceError(f"cannot reshape {format_shape(shape)} to {t}", self.where)
@@ -256,9 +252,7 @@ class Concat(Op):
             from ..shapes import elements, with_elements
 
             parts = [elements(s) for s in inputs]
-            if any(p is not None for p in parts) and all(
-                p is not None or s.is_static for p, s in zip(parts, inputs)
-            ):
+            if any(p is not None for p in parts) and all(p is not None or s.is_static for p, s in zip(parts, inputs)):
                 elems = []
                 for p, s in zip(parts, inputs):
                     elems.extend(p if p is not None else [None] * s.shape[0])
@@ -379,8 +373,12 @@ class Tile(Op):
         reps = [int(v) for v in rep.reshape(-1)]
         if any(v < 0 for v in reps):
             raise ShapeInferenceError(f"repeats {reps} has a negative value", self.where)
-        shape = tuple(d * k for d, k in zip((1,) * max(0, len(reps) - data.ndim) + data.shape,
-                                           (1,) * max(0, data.ndim - len(reps)) + tuple(reps)))
+        shape = tuple(
+            d * k
+            for d, k in zip(
+                (1,) * max(0, len(reps) - data.ndim) + data.shape, (1,) * max(0, data.ndim - len(reps)) + tuple(reps)
+            )
+        )
         self.check_output(shape, sig.outs[0], sig)
         return [np.tile(data, reps)]
 
@@ -421,9 +419,7 @@ class _BroadcastBase(Op):
         out = []
         for d, t in zip(padded, target):
             if d is not None and t is not None and d != 1 and d != t:
-                raise ShapeInferenceError(
-                    f"data {format_shape(data_shape)} does not broadcast to {target}", self.where
-                )
+                raise ShapeInferenceError(f"data {format_shape(data_shape)} does not broadcast to {target}", self.where)
             out.append(t if t is not None else (d if d is not None and d != 1 else None))
         return tuple(out)
 
@@ -454,7 +450,9 @@ class _BroadcastBase(Op):
         try:
             return [np.broadcast_to(data, tuple(target))]
         except ValueError:
-            raise ShapeInferenceError(f"data {format_shape(data.shape)} does not broadcast to {target}", self.where) from None
+            raise ShapeInferenceError(
+                f"data {format_shape(data.shape)} does not broadcast to {target}", self.where
+            ) from None
 
 
 def broadcast_partial(op, a, b):
@@ -687,8 +685,9 @@ class _PadBase(Op):
             n = d + x + y
             if n < 0:
                 raise ShapeInferenceError(f"pads {x}, {y} crop dim {d} below zero", self.where)
-            if self.pad_mode in ("reflect", "symmetric") and (x > d - (self.pad_mode == "reflect") or
-                                                               y > d - (self.pad_mode == "reflect")):
+            if self.pad_mode in ("reflect", "symmetric") and (
+                x > d - (self.pad_mode == "reflect") or y > d - (self.pad_mode == "reflect")
+            ):
                 raise ShapeInferenceError(f"{self.pad_mode} pads {x}, {y} exceed dim {d}", self.where)
             out.append(n)
         return [TensorSpec(data.dtype, tuple(out))]
@@ -741,8 +740,12 @@ class DepthToSpace(_BlockBase):
         c = x.shape[1]
         if c is not None and c % bs**k:
             raise ShapeInferenceError(f"channels {c} not divisible by block_size^{k} = {bs**k}", self.where)
-        return [TensorSpec(x.dtype, (x.shape[0], None if c is None else c // bs**k,
-                                     *(None if d is None else d * bs for d in x.shape[2:])))]
+        return [
+            TensorSpec(
+                x.dtype,
+                (x.shape[0], None if c is None else c // bs**k, *(None if d is None else d * bs for d in x.shape[2:])),
+            )
+        ]
 
     def compute(self, inputs, sig):
         x = inputs[0]
@@ -775,8 +778,12 @@ class SpaceToDepth(_BlockBase):
             if d is not None and d % bs:
                 raise ShapeInferenceError(f"dim {d} not divisible by block_size {bs}", self.where)
         c = x.shape[1]
-        return [TensorSpec(x.dtype, (x.shape[0], None if c is None else c * bs**k,
-                                     *(None if d is None else d // bs for d in x.shape[2:])))]
+        return [
+            TensorSpec(
+                x.dtype,
+                (x.shape[0], None if c is None else c * bs**k, *(None if d is None else d // bs for d in x.shape[2:])),
+            )
+        ]
 
     def compute(self, inputs, sig):
         x = inputs[0]
@@ -815,5 +822,5 @@ class ShuffleChannels(Op):
         x = inputs[0]
         a = _axis(self, self.axis, x.ndim)
         c = x.shape[a]
-        y = x.reshape(*x.shape[:a], self.group, c // self.group, *x.shape[a + 1:])
+        y = x.reshape(*x.shape[:a], self.group, c // self.group, *x.shape[a + 1 :])
         return [np.ascontiguousarray(np.swapaxes(y, a, a + 1)).reshape(x.shape)]

@@ -45,8 +45,13 @@ def _kernel_ok(x, out) -> bool:
 
     # the numpy path's windows, index arithmetic and temporaries cost ~0.4 ms even on small
     # planes: small inputs take the kernel once it is loaded (jit.use's per-call saving)
-    return (x.ndim == 4 and x.dtype in (np.float32, np.float64) and x.size > 0
-            and all(o > 0 for o in out) and jit.use(x.nbytes, 100e-6))
+    return (
+        x.ndim == 4
+        and x.dtype in (np.float32, np.float64)
+        and x.size > 0
+        and all(o > 0 for o in out)
+        and jit.use(x.nbytes, 100e-6)
+    )
 
 
 def _planes(x, out):
@@ -72,16 +77,21 @@ class _PoolBase(Op):
     def _geometry(self, spatial):
         k = len(self.kernel)
         if len(spatial) != k or len(self.strides) != k:
-            raise ShapeInferenceError(f"kernel {self.kernel} and strides {self.strides} need {len(spatial)} values",
-                                      self.where)
+            raise ShapeInferenceError(
+                f"kernel {self.kernel} and strides {self.strides} need {len(spatial)} values", self.where
+            )
         dil = self._dil()
         pb = self.pads_begin or (0,) * k
         pe = self.pads_end or (0,) * k
-        pads = [auto_pad(d, kk, s, dl, self.auto_pad, b, e)
-                for d, kk, s, dl, b, e in zip(spatial, self.kernel, self.strides, dil, pb, pe)]
+        pads = [
+            auto_pad(d, kk, s, dl, self.auto_pad, b, e)
+            for d, kk, s, dl, b, e in zip(spatial, self.kernel, self.strides, dil, pb, pe)
+        ]
         try:
-            out = [_out_dim(d, kk, s, dl, b, e, self.rounding_type)
-                   for d, kk, s, dl, (b, e) in zip(spatial, self.kernel, self.strides, dil, pads)]
+            out = [
+                _out_dim(d, kk, s, dl, b, e, self.rounding_type)
+                for d, kk, s, dl, (b, e) in zip(spatial, self.kernel, self.strides, dil, pads)
+            ]
         except ShapeInferenceError as err:
             raise ShapeInferenceError(err.message, self.where) from None
         return pads, out
@@ -93,8 +103,11 @@ class _PoolBase(Op):
         return (x.shape[0], x.shape[1], *out)
 
     def _global(self, x, pads):
-        return (tuple(self.kernel) == x.shape[2:] and all(b == 0 and e == 0 for b, e in pads)
-                and all(d == 1 for d in self._dil()))
+        return (
+            tuple(self.kernel) == x.shape[2:]
+            and all(b == 0 and e == 0 for b, e in pads)
+            and all(d == 1 for d in self._dil())
+        )
 
     def _padded(self, x, pads, out, fill):
         """x padded by the pads and by whatever the last window reaches past them (ceil)."""
@@ -132,14 +145,42 @@ class MaxPool1(_PoolBase):
             planes, res, threads = _planes(work, out)
             dil = self._dil()
             if not indices:
-                jit.parallel_for(k.max_pool2d_values, planes.shape[0], threads, planes, res, self.kernel[0],
-                                 self.kernel[1], self.strides[0], self.strides[1], dil[0], dil[1], pads[0][0],
-                                 pads[1][0])
+                jit.parallel_for(
+                    k.max_pool2d_values,
+                    planes.shape[0],
+                    threads,
+                    planes,
+                    res,
+                    self.kernel[0],
+                    self.kernel[1],
+                    self.strides[0],
+                    self.strides[1],
+                    dil[0],
+                    dil[1],
+                    pads[0][0],
+                    pads[1][0],
+                )
                 return res.reshape(x.shape[:2] + tuple(out)), None, pads, out
             idx = np.empty(res.shape, np.int64)
             per, step = self._index_base(x)
-            jit.parallel_for(k.max_pool2d, planes.shape[0], threads, planes, res, idx, self.kernel[0], self.kernel[1],
-                             self.strides[0], self.strides[1], dil[0], dil[1], pads[0][0], pads[1][0], per, step)
+            jit.parallel_for(
+                k.max_pool2d,
+                planes.shape[0],
+                threads,
+                planes,
+                res,
+                idx,
+                self.kernel[0],
+                self.kernel[1],
+                self.strides[0],
+                self.strides[1],
+                dil[0],
+                dil[1],
+                pads[0][0],
+                pads[1][0],
+                per,
+                step,
+            )
             return res.reshape(x.shape[:2] + tuple(out)), ("kernel", idx.reshape(x.shape[:2] + tuple(out))), pads, out
         fill = -np.inf if work.dtype.kind == "f" else np.iinfo(work.dtype).min
         xp, _ = self._padded(work, pads, out, fill)
@@ -240,8 +281,22 @@ class AvgPool1(_PoolBase):
 
             mode = k.INSIDE if self.exclude_pad else (k.PADDED if self.rounding_type == "ceil_torch" else k.KERNEL)
             planes, res, threads = _planes(x, out)
-            jit.parallel_for(k.avg_pool2d, planes.shape[0], threads, planes, res, self.kernel[0], self.kernel[1],
-                             self.strides[0], self.strides[1], pads[0][0], pads[1][0], pads[0][1], pads[1][1], mode)
+            jit.parallel_for(
+                k.avg_pool2d,
+                planes.shape[0],
+                threads,
+                planes,
+                res,
+                self.kernel[0],
+                self.kernel[1],
+                self.strides[0],
+                self.strides[1],
+                pads[0][0],
+                pads[1][0],
+                pads[0][1],
+                pads[1][1],
+                mode,
+            )
             return [_finish(res.reshape(x.shape[:2] + tuple(out)), sig.outs[0])]
         xp, extra = self._padded(x.astype(np.float64), pads, out, 0.0)
         # what counts: input positions (exclude-pad), or input + explicit pads

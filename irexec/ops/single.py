@@ -37,8 +37,9 @@ def make_op(type_name: str, version: str, n_inputs: int, n_outputs: int = 1, **a
     """The op object for a layer of this type with these attributes (strings or Python values)."""
     ports_in = tuple(PortRecord(i, None, (), ()) for i in range(n_inputs))
     ports_out = tuple(PortRecord(n_inputs + j, None, (), ()) for j in range(n_outputs))
-    layer = LayerRecord(0, type_name, type_name, version, {k: _attr_text(v) for k, v in attrs.items()},
-                        ports_in, ports_out)
+    layer = LayerRecord(
+        0, type_name, type_name, version, {k: _attr_text(v) for k, v in attrs.items()}, ports_in, ports_out
+    )
     return lookup(type_name, version, layer.where)(layer, _Context())
 
 
@@ -58,9 +59,7 @@ def run_op(
     arrays = [np.asarray(x) for x in inputs]
     ets = list(types) if types is not None else [from_numpy(a.dtype) for a in arrays]
     known = set(range(1, len(arrays)) if const is None else const)
-    specs = [
-        TensorSpec(et, tuple(a.shape), a if i in known else None) for i, (a, et) in enumerate(zip(arrays, ets))
-    ]
+    specs = [TensorSpec(et, tuple(a.shape), a if i in known else None) for i, (a, et) in enumerate(zip(arrays, ets))]
     op = make_op(type_name, version, len(arrays), n_outputs, **attrs)
     outs = op.infer(specs)
     sig = Sig(tuple(ets), tuple(s.dtype for s in outs), all(s.is_static for s in outs))

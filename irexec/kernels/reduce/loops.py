@@ -38,6 +38,7 @@ _FM = {"reassoc", "contract", "nsz", "arcp"}
 TILE = 8192  # kept elements per column tile: float32 and float64 tiles stay in L2 (measured)
 FLUSH = 8  # rows summed in a column tile's element-type lanes before a float64 flush
 
+
 def _minmax(name: str, signed_cmp: str):
     @intrinsic
     def impl(typingctx, a, b):
@@ -170,7 +171,9 @@ def _tile4(acc, r0, r1, r2, r3, code):
     elif code == MUL:
         for j in range(n):
             a = acc[j]  # products in the accumulator's type: four float32 factors overflow early
-            acc[j] = a * ((like(widen(r0[j]), a) * like(widen(r1[j]), a)) * (like(widen(r2[j]), a) * like(widen(r3[j]), a)))
+            acc[j] = a * (
+                (like(widen(r0[j]), a) * like(widen(r1[j]), a)) * (like(widen(r2[j]), a) * like(widen(r3[j]), a))
+            )
     elif code == MAX:
         for j in range(n):
             acc[j] = maximum(acc[j], maximum(maximum(widen(r0[j]), widen(r1[j])), maximum(widen(r2[j]), widen(r3[j]))))

@@ -122,15 +122,29 @@ def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, fused:
         per = max(1 << 14 // max(row, 1), c // max(1, math.ceil(8 * threads / (a * splits))))
         per = max(1, min(per, c, 8192))
         tasks = a * math.ceil(c / per) * splits
-        jit.parallel_for(k.reduce_rows, tasks, threads, x.reshape(a, b, c, d), splits, part, out, code, init, epi,
-                         count, per)
+        jit.parallel_for(
+            k.reduce_rows, tasks, threads, x.reshape(a, b, c, d), splits, part, out, code, init, epi, count, per
+        )
     else:
         # column sums run in the element's lanes between flushes: float32 for float32 and
         # float16 (widened) input, the accumulator's type otherwise
         zero = np.float32(0) if x.dtype in (np.float32, np.uint16) else acc_dt.type(0)
         tasks = a * c * splits * math.ceil(e / k.TILE)
-        jit.parallel_for(k.reduce_columns, tasks, threads, x.reshape(a, b, c, d, e), splits, part, out, code, init,
-                         epi, count, k.TILE, zero)
+        jit.parallel_for(
+            k.reduce_columns,
+            tasks,
+            threads,
+            x.reshape(a, b, c, d, e),
+            splits,
+            part,
+            out,
+            code,
+            init,
+            epi,
+            count,
+            k.TILE,
+            zero,
+        )
     if splits == 1:
         return out, fused is not None
     with np.errstate(all="ignore"):
@@ -213,15 +227,18 @@ def plan_layout(shape: tuple[int, ...], axes: tuple[int, ...]):
     return (1, 1, n_kept, math.prod(shape) // max(n_kept, 1), 1), None, tuple(kept + list(axes))
 
 
-def accumulate(x: np.ndarray, axes: tuple[int, ...], first: int, combine: int, fused: Fused | None = None,
-               force: bool = False):
+def accumulate(
+    x: np.ndarray, axes: tuple[int, ...], first: int, combine: int, fused: Fused | None = None, force: bool = False
+):
     """Reduce x over `axes`: (flat values with kept dims in C order, finished). Unfinished
     values are the 64-bit accumulators; finished ones went through `fused` in the kernel.
     Small inputs while the kernels are not loaded, and inputs for which loading numba does not
     pay yet (kernels.jit), take the numpy path (once loaded, the kernels are faster at every
     size: 11 against 15 us on (1, 8, 64)); `force` takes the kernels whatever the size."""
     if not force and ((x.size < config.SMALL_ELEMENTS and not jit.ready()) or not jit.use(x.nbytes)):
-        acc_dt = np.dtype(np.float64) if x.dtype.kind == "f" else np.dtype(np.uint64 if x.dtype == np.uint64 else np.int64)
+        acc_dt = (
+            np.dtype(np.float64) if x.dtype.kind == "f" else np.dtype(np.uint64 if x.dtype == np.uint64 else np.int64)
+        )
         return _accumulate_numpy(x, axes, first, acc_dt), False
     work, acc_dt = _acc_dtype(x)
     work = np.ascontiguousarray(work)
@@ -269,8 +286,9 @@ def _finish(acc: np.ndarray, finish: int, count: int, et: str) -> np.ndarray:
         return acc.astype(out_dt)
 
 
-def reduce_array(x: np.ndarray, axes: tuple[int, ...], kind: ReduceKind | str, keep_dims: bool, et: str,
-                 force: bool = False) -> np.ndarray:
+def reduce_array(
+    x: np.ndarray, axes: tuple[int, ...], kind: ReduceKind | str, keep_dims: bool, et: str, force: bool = False
+) -> np.ndarray:
     """Reduce `x` (storage dtype of element type `et`) over normalized, sorted, unique `axes`."""
     if isinstance(kind, str):
         kind = KINDS[kind]
@@ -367,8 +385,9 @@ def mean_broadcast(xs: list[np.ndarray], et: str, force: bool = False) -> np.nda
     flat = [np.ascontiguousarray(x).reshape(-1) for x in xs]
     out = np.empty((outer, inner), np.float32 if et == "bf16" else out_dt)
     per = max(1, 16384 // inner)
-    jit.parallel_for(k.mean_rows, math.ceil(outer / per), jit.threads_for(nbytes), k.array_list(flat), offsets,
-                     steps, out, per)
+    jit.parallel_for(
+        k.mean_rows, math.ceil(outer / per), jit.threads_for(nbytes), k.array_list(flat), offsets, steps, out, per
+    )
     if et == "bf16":
         out = round_bf16(out)
     return out.reshape(out_shape)
