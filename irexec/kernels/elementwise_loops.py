@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..ops import _math
+from .. import special
 from .jit import njit
 from .normalize_loops import vexp
 
@@ -47,22 +47,29 @@ def sigmoid(t_lo, t_hi, x, out):
             dst[j] = r if v == v else v
 
 
-_P1, _Q1, _P2, _Q2, _P3, _Q3 = _math._P1, _math._Q1, _math._P2, _math._Q2, _math._P3, _math._Q3
-_SMALL = _math._SMALL
-_RSQRTPI = _math._RSQRTPI
+_P1, _Q1, _P2, _Q2, _P3, _Q3 = (
+    special.ERF_P1,
+    special.ERF_Q1,
+    special.ERF_P2,
+    special.ERF_Q2,
+    special.ERF_P3,
+    special.ERF_Q3,
+)
+_SMALL = special.ERF_SMALL
+_RSQRTPI = special.RSQRTPI
 _SQRT2 = math.sqrt(2.0)
 
 
 @njit(inline="always")
 def _exp_minus_square(z):
-    """exp(-z^2) as exp(-r^2) exp(-(z - r)(z + r)), r = z truncated to 1/16 (as `_math`)."""
+    """exp(-z^2) as exp(-r^2) exp(-(z - r)(z + r)), r = z truncated to 1/16 (as `irexec.special`)."""
     r = np.trunc(z * 16.0) / 16.0
     return vexp(-(r * r)) * vexp(-((z - r) * (z + r)))
 
 
 @njit(fastmath=_FM, error_model="numpy", inline="always")
 def erfc(v):
-    """Cody's erfc of `_math`, every interval computed and the right one selected (straight-line
+    """Cody's erfc of `irexec.special`, every interval computed and the right one selected (straight-line
     code: LLVM vectorizes it), with the vectorized exp."""
     z = abs(v)
     s = min(max(v, -_SMALL), _SMALL)

@@ -3,7 +3,7 @@ Tanh, Swish-4, HSwish-4, HSigmoid-5, Mish-4, SoftPlus-4, SoftSign-9, PRelu-1, Ha
 
 They share `Unary` (ops/elementwise.py): composite float formulas run in float64 (float32 loses up
 to 3 ulps on them; ReLU, Clamp, PRelu and Tanh stay in the input's type) and are rounded once to
-the output type; Gelu uses erfc from ops/_math.py so that it stays accurate where 1 + erf(x)
+the output type; Gelu uses erfc from irexec/special.py so that it stays accurate where 1 + erf(x)
 cancels. Formulas follow OpenVINO's reference kernels, including what they give at the edges:
 NaN stays NaN (HardSigmoid maps it to 1, through std::min), Gelu/Swish/Mish/HSwish give NaN at
 -inf. One exception: ReLU gives +0.0 for -0.0, as the CPU plugin does (the reference keeps -0.0).
@@ -23,10 +23,11 @@ import numpy as np
 from ..dtypes import FLOAT_TYPES, NUMERIC_TYPES, SUB_BYTE_TYPES, cast, from_numpy, round_bf16
 from ..errors import ExecutionError, FormatError, ShapeInferenceError
 from ..shapes import Shape, TensorSpec, format_shape
-from ._math import erfc
+from ..special import erfc
 from .attrs import Attr
 from .base import Op
-from .elementwise import Unary, _finish
+from .common import finish
+from .elementwise import Unary
 from .registry import register
 
 _NUMBERS = NUMERIC_TYPES - SUB_BYTE_TYPES
@@ -348,7 +349,7 @@ class PRelu(Op):
             return [x]
         if x.dtype == np.float16:
             x, slope = x.astype(np.float32), slope.astype(np.float32)
-        return [_finish(np.where(x < 0, x * slope, x), et)]
+        return [finish(np.where(x < 0, x * slope, x), et)]
 
 
 @register
@@ -396,7 +397,7 @@ class Selu(Activation):
         if alpha.size == 1 and lam.size == 1:
             return super().compute(inputs, sig)
         v = x.astype(np.float64)  # parameters cycle over the flat elements: no blocks
-        return [_finish(self.f(v, (_cyclic(alpha, x.shape), _cyclic(lam, x.shape))), sig.outs[0])]
+        return [finish(self.f(v, (_cyclic(alpha, x.shape), _cyclic(lam, x.shape))), sig.outs[0])]
 
     def f(self, x, extra):
         alpha, lam = (np.asarray(v, np.float64) for v in extra)

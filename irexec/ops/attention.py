@@ -19,7 +19,7 @@ from ..kernels.normalize import attention_softmax_out, softmax, softmax_out
 from ..shapes import TensorSpec, broadcast_shapes
 from .attrs import Attr
 from .base import Op
-from .elementwise import _finish
+from .common import finish
 from .registry import register
 
 
@@ -59,7 +59,7 @@ class ScaledDotProductAttention(Op):
             # scale, causal mask and softmax in one kernel pass (the same float64 operations)
             p = attention_softmax_out(raw, float(scale), self.causal, q.dtype)
             if p is not None:
-                return [_finish(np.asarray(np.matmul(p, v)), sig.outs[0])]
+                return [finish(np.asarray(np.matmul(p, v)), sig.outs[0])]
         scores = raw.astype(np.float64) * scale
         L, S = scores.shape[-2], scores.shape[-1]
         if self.causal:
@@ -74,4 +74,4 @@ class ScaledDotProductAttention(Op):
         if p is None:
             p = softmax(scores, -1)
         out = np.matmul(p.astype(q.dtype) if q.dtype != np.float64 else p, v)
-        return [_finish(np.asarray(out), sig.outs[0])]
+        return [finish(np.asarray(out), sig.outs[0])]

@@ -21,7 +21,7 @@ from ..errors import ShapeInferenceError
 from ..shapes import AUTO_PADS, TensorSpec, auto_pad, format_shape, window_out_dim
 from .attrs import Attr
 from .base import Op
-from .elementwise import _finish
+from .common import finish
 from .registry import register
 
 
@@ -278,13 +278,13 @@ class Convolution(_ConvBase):
         if x.ndim >= 3 and x.dtype != np.float16 and self._pointwise(w):
             wm = w.reshape(w.shape[0], w.shape[1]).astype(x.dtype, copy=False)
             y = np.matmul(wm, x.reshape(x.shape[0], x.shape[1], -1))
-            return [_finish(y.reshape((x.shape[0], w.shape[0]) + x.shape[2:]), sig.outs[0])]
+            return [finish(y.reshape((x.shape[0], w.shape[0]) + x.shape[2:]), sig.outs[0])]
         fast = _kernel_columns(self, x, w.shape[2:])
         if fast is not None:
-            return [_finish(_gemm(fast[0], _filters(w, x.dtype), fast[1]), sig.outs[0])]
+            return [finish(_gemm(fast[0], _filters(w, x.dtype), fast[1]), sig.outs[0])]
         xp, out_sp = self._prepare(x, w.shape[2:])
         y = _dense(xp, _filters(w, xp.dtype), out_sp, self.strides, self.dilations)
-        return [_finish(y, sig.outs[0])]
+        return [finish(y, sig.outs[0])]
 
 
 @register
@@ -315,7 +315,7 @@ class GroupConvolution(_ConvBase):
             else:
                 xp, out_sp = self._prepare(x, w.shape[2:])
                 y = _dense(xp, w, out_sp, self.strides, self.dilations, g)
-        return [_finish(y, sig.outs[0])]
+        return [finish(y, sig.outs[0])]
 
 
 @register
@@ -406,4 +406,4 @@ class ConvolutionBackpropData(Op):
             )
             acc[sl] += np.moveaxis(contrib, -1, 1)
         crop = (slice(None), slice(None)) + tuple(slice(b, b + o) for b, o in zip(pb, out))
-        return [_finish(np.ascontiguousarray(acc[crop]), sig.outs[0])]
+        return [finish(np.ascontiguousarray(acc[crop]), sig.outs[0])]

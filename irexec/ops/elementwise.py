@@ -23,39 +23,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dtypes import FLOAT_TYPES, INT_TYPES, NUMERIC_TYPES, SUB_BYTE_TYPES, cast, numpy_dtype, round_bf16
+from ..dtypes import FLOAT_TYPES, INT_TYPES, NUMERIC_TYPES, SUB_BYTE_TYPES, cast, numpy_dtype
 from ..errors import ExecutionError, FormatError, ShapeInferenceError
 from ..kernels.reduce import mean_broadcast
 from ..shapes import Shape, TensorSpec, broadcast_dims, broadcast_shapes, format_shape
-from ._math import erf
+from ..special import erf
 from .attrs import Attr
 from .base import Op
+from .common import finish
 from .registry import register
-
-
-def _f64_to_f32_for_bf16(result: np.ndarray) -> np.ndarray:
-    """float64 -> float32 rounded so that a later bf16 rounding gives the correctly rounded bf16:
-    a float32 that lands exactly halfway between two bf16 values but is not exact is nudged one
-    float32 ulp toward the true value (rounding twice would otherwise pick the even neighbour)."""
-    with np.errstate(over="ignore"):  # beyond float32: infinity, as bf16 gives
-        f = result.astype(np.float32)
-    bits = f.view(np.uint32)
-    tie = ((bits & 0xFFFF) == 0x8000) & (f != result) & np.isfinite(result)
-    if tie.any():
-        f = f.copy()
-        f[tie] = np.nextafter(f[tie], np.where(result[tie] > f[tie], np.inf, -np.inf).astype(np.float32))
-    return f
-
-
-def _finish(result: np.ndarray, et: str) -> np.ndarray:
-    """The computed array as element type `et`: rounded once to f16/bf16, converted otherwise."""
-    if et == "bf16":
-        if result.dtype == np.float64:
-            result = _f64_to_f32_for_bf16(np.asarray(result))
-        return round_bf16(result)
-    dt = numpy_dtype(et)
-    return result if result.dtype is dt else cast(result, et)
-
 
 # ---- broadcasting -------------------------------------------------------------------------------
 
@@ -164,7 +140,7 @@ class Binary(Broadcasting):
         if self.INT_DIVISOR and a.dtype.kind in "iu" and np.any(b == 0):
             raise ExecutionError(f"integer {self.TYPE} by zero", self.where)
         # floating-point warnings are off around every compute (executor, loader)
-        return [_finish(np.asarray(self.apply(a, b)), sig.outs[0])]
+        return [finish(np.asarray(self.apply(a, b)), sig.outs[0])]
 
     def apply(self, a, b):
         return self.fn(a, b)
@@ -210,7 +186,7 @@ class Power(Binary):
 
     def apply(self, a, b):
         if a.dtype.kind in "iu" and np.any(b < 0):
-            return np.trunc(np.power(a.astype(np.float64), b.astype(np.float64)))  # converted by _finish
+            return np.trunc(np.power(a.astype(np.float64), b.astype(np.float64)))  # converted by finish
         return np.power(a, b)
 
 
@@ -341,7 +317,7 @@ class Unary(Op):
             if self.INT == "same":
                 return [x]
             if self.INT == "native":
-                return [_finish(np.asarray(self.f(x, extra)), et)]
+                return [finish(np.asarray(self.f(x, extra)), et)]
             y = np.asarray(self.f(x.astype(np.float64), extra), np.float64)
             return [cast(_INT_ROUNDING[self.INT](y), et)]
         return [self.evaluate(lambda v: self.f(v, extra), x, et)]
@@ -350,11 +326,11 @@ class Unary(Op):
         """fn on float x in the working precision, rounded once to et."""
         work = np.float64 if (self.F64 or x.dtype == np.float64) else np.float32
         if work is np.float32 or x.size <= _BLOCK:
-            return _finish(np.asarray(fn(x.astype(work, copy=False))), et)
+            return finish(np.asarray(fn(x.astype(work, copy=False))), et)
         flat = x.reshape(-1)
         out = np.empty(flat.shape, numpy_dtype(et))
         for i in range(0, flat.size, _BLOCK):
-            out[i : i + _BLOCK] = _finish(np.asarray(fn(flat[i : i + _BLOCK].astype(np.float64))), et)
+            out[i : i + _BLOCK] = finish(np.asarray(fn(flat[i : i + _BLOCK].astype(np.float64))), et)
         return out.reshape(x.shape)
 
     def f(self, x: np.ndarray, extra) -> np.ndarray:

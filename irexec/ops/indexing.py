@@ -18,8 +18,7 @@ from ..errors import ExecutionError, FormatError, ShapeInferenceError
 from ..shapes import TensorSpec, elements, with_elements
 from .attrs import Attr
 from .base import Op
-from .movement import _axis, _ints_of
-from .reduce import AXES_TYPES
+from .common import AXES_TYPES, check_axis, const_ints
 from .registry import register
 
 
@@ -37,11 +36,11 @@ class _GatherBase(Op):
         data, idx, axis_spec = inputs
         if idx.dtype not in AXES_TYPES:
             raise FormatError(f"indices have element type {idx.dtype}", self.where)
-        ax = _ints_of(self, axis_spec, "axis")
+        ax = const_ints(self, axis_spec, "axis")
         if data.shape is None or idx.shape is None or ax is None:
             return [TensorSpec(data.dtype, None)]
         rank = len(data.shape)
-        a = _axis(self, ax[0], rank)
+        a = check_axis(self, ax[0], rank)
         b = self._batch_dims()
         b = b + len(idx.shape) if b < 0 else b
         if b > a or b > len(idx.shape):
@@ -68,7 +67,7 @@ class _GatherBase(Op):
 
     def compute(self, inputs, sig):
         data, idx, axis_arr = inputs
-        a = _axis(self, int(np.asarray(axis_arr).reshape(-1)[0]), data.ndim)
+        a = check_axis(self, int(np.asarray(axis_arr).reshape(-1)[0]), data.ndim)
         b = self._batch_dims()
         b = b + idx.ndim if b < 0 else b
         n = data.shape[a]
@@ -210,7 +209,7 @@ class GatherElements(Op):
 
     def compute(self, inputs, sig):
         data, idx = inputs
-        a = _axis(self, self.axis, data.ndim)
+        a = check_axis(self, self.axis, data.ndim)
         n = data.shape[a]
         idx = idx.astype(np.int64)
         if ((idx < -n) | (idx >= n)).any():
@@ -232,7 +231,7 @@ class ScatterUpdate(Op):
 
     def compute(self, inputs, sig):
         data, idx, upd, axis_arr = inputs
-        a = _axis(self, int(np.asarray(axis_arr).reshape(-1)[0]), data.ndim)
+        a = check_axis(self, int(np.asarray(axis_arr).reshape(-1)[0]), data.ndim)
         n = data.shape[a]
         idx = idx.astype(np.int64)
         if ((idx < -n) | (idx >= n)).any():
@@ -316,13 +315,13 @@ class _TopKBase(Op):
 
     def infer(self, inputs):
         data, k_spec = inputs
-        k = _ints_of(self, k_spec, "k")
+        k = const_ints(self, k_spec, "k")
         et = self.index_element_type
         if et not in ("i32", "i64"):
             raise FormatError(f"index_element_type={et} must be i32 or i64", self.where)
         if data.shape is None:
             return [TensorSpec(data.dtype, None), TensorSpec(et, None)]
-        a = _axis(self, self.axis, len(data.shape))
+        a = check_axis(self, self.axis, len(data.shape))
         shape = list(data.shape)
         if k is None:
             shape[a] = None
@@ -334,7 +333,7 @@ class _TopKBase(Op):
 
     def compute(self, inputs, sig):
         data, k_arr = inputs
-        a = _axis(self, self.axis, data.ndim)
+        a = check_axis(self, self.axis, data.ndim)
         k = min(int(np.asarray(k_arr).reshape(-1)[0]), data.shape[a])
         x = np.moveaxis(data, a, -1)
         key = x.astype(np.float64) if x.dtype.kind == "f" else x

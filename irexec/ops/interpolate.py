@@ -15,7 +15,7 @@ from ..errors import FormatError, ShapeInferenceError, UnsupportedOpError
 from ..shapes import TensorSpec, elements, normalize_axes
 from .attrs import Attr
 from .base import Op
-from .elementwise import _finish
+from .common import finish
 from .registry import register
 
 _EPS = 1e-5  # OpenVINO's epsilon when scales give the output size
@@ -140,8 +140,8 @@ class _InterpolateBase(Op):
             scale = used.get(a) or (n_out / n_in if n_in else 1.0)
             x = self._resize_axis(x, a, n_in, n_out, scale)
         if sig.outs[0] in FLOAT_TYPES:
-            return [_finish(x, sig.outs[0])]
-        return [_finish(np.rint(x) if self.mode != "nearest" else x, sig.outs[0])]
+            return [finish(x, sig.outs[0])]
+        return [finish(np.rint(x) if self.mode != "nearest" else x, sig.outs[0])]
 
     def _resize_axis(self, x, a, n_in, n_out, scale):
         pos = np.arange(n_out, dtype=np.float64)

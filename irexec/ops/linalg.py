@@ -15,7 +15,7 @@ from ..errors import FormatError, ShapeInferenceError
 from ..shapes import TensorSpec, broadcast_shapes, format_shape
 from .attrs import Attr
 from .base import Op
-from .elementwise import _finish
+from .common import finish
 from .registry import register
 
 
@@ -69,7 +69,7 @@ class MatMul(Op):
             a = np.swapaxes(a, -1, -2)
         if self.transpose_b and b.ndim > 1:
             b = np.swapaxes(b, -1, -2)
-        return [_finish(np.asarray(np.matmul(a, b)), sig.outs[0])]
+        return [finish(np.asarray(np.matmul(a, b)), sig.outs[0])]
 
 
 _LABELS = re.compile(r"\.\.\.|[a-zA-Z]")
@@ -140,4 +140,4 @@ class Einsum(Op):
 
     def compute(self, inputs, sig):
         eq = self.equation.replace(" ", "")
-        return [_finish(np.asarray(np.einsum(eq, *(_wide(x) for x in inputs))), sig.outs[0])]
+        return [finish(np.asarray(np.einsum(eq, *(_wide(x) for x in inputs))), sig.outs[0])]

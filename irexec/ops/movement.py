@@ -12,7 +12,7 @@ from ..errors import FormatError, ShapeInferenceError
 from ..shapes import TensorSpec, format_shape, normalize_axes
 from .attrs import Attr
 from .base import Op
-from .reduce import AXES_TYPES
+from .common import AXES_TYPES, check_axis, const_ints
 from .registry import parse_version, register
 
 
@@ -169,21 +169,6 @@ class Reshape(Op):
         return [data.reshape(shape)]
 
 
-def _ints_of(op: Op, spec: TensorSpec, what: str):
-    """The constant integer values of an auxiliary input (None when only known at run time)."""
-    if spec.dtype not in AXES_TYPES:
-        raise FormatError(f"{what} has element type {spec.dtype}; an integer type is required", op.where)
-    if spec.value is None:
-        return None
-    return [int(v) for v in np.asarray(spec.value).reshape(-1).tolist()]
-
-
-def _axis(op: Op, axis: int, rank: int) -> int:
-    if not -rank <= axis < rank:
-        raise ShapeInferenceError(f"axis {axis} is out of the range [{-rank}, {rank - 1}]", op.where)
-    return axis + rank if axis < 0 else axis
-
-
 def _same_dtype(op: Op, inputs) -> str:
     return op.require_same_dtype(inputs)
 
@@ -206,7 +191,7 @@ class Transpose(Op):
 
     def infer(self, inputs):
         data, order = inputs
-        o = _ints_of(self, order, "order")
+        o = const_ints(self, order, "order")
         if data.shape is None:
             return [TensorSpec(data.dtype, None)]
         if o is None:
@@ -235,7 +220,7 @@ class Concat(Op):
         if not ranks:
             return [TensorSpec(et, None)]
         rank = ranks.pop()
-        ax = _axis(self, self.axis, rank)
+        ax = check_axis(self, self.axis, rank)
         out = []
         for i in range(rank):
             dims = [s.shape[i] if s.shape is not None else None for s in inputs]
@@ -272,13 +257,13 @@ class _SplitBase(Op):
 
     def infer(self, inputs):
         data, axis_spec = inputs[0], inputs[1]
-        ax = _ints_of(self, axis_spec, "axis")
+        ax = const_ints(self, axis_spec, "axis")
         n = len(self.layer.outputs)
         if data.shape is None or ax is None:
             return [TensorSpec(data.dtype, None if data.shape is None else (None,) * len(data.shape))] * n
         if len(ax) != 1:
             raise ShapeInferenceError(f"axis must be a scalar, got {ax}", self.where)
-        a = _axis(self, ax[0], len(data.shape))
+        a = check_axis(self, ax[0], len(data.shape))
         lengths = self._lengths(data.shape[a], inputs[2] if len(inputs) > 2 else None)
         outs = []
         for length in lengths:
@@ -289,7 +274,7 @@ class _SplitBase(Op):
 
     def compute(self, inputs, sig):
         data = inputs[0]
-        a = _axis(self, int(np.asarray(inputs[1]).reshape(-1)[0]), data.ndim)
+        a = check_axis(self, int(np.asarray(inputs[1]).reshape(-1)[0]), data.ndim)
         spec = TensorSpec("i64", (len(inputs[2]),), np.asarray(inputs[2])) if len(inputs) > 2 else None
         lengths = self._lengths(data.shape[a], spec)
         cuts = np.cumsum(lengths)[:-1]
@@ -325,7 +310,7 @@ class VariadicSplit(_SplitBase):
     INPUTS = (3, 3)
 
     def _lengths(self, dim, lengths_spec):
-        lengths = _ints_of(self, lengths_spec, "split_lengths")
+        lengths = const_ints(self, lengths_spec, "split_lengths")
         n = len(self.layer.outputs)
         if lengths is None:
             return [None] * n
@@ -355,7 +340,7 @@ class Tile(Op):
 
     def infer(self, inputs):
         data, rep = inputs
-        r = _ints_of(self, rep, "repeats")
+        r = const_ints(self, rep, "repeats")
         if data.shape is None:
             return [TensorSpec(data.dtype, None)]
         if r is None:
@@ -426,7 +411,7 @@ class _BroadcastBase(Op):
     def infer(self, inputs):
         data, target = inputs[0], inputs[1]
         t = self._target(target)
-        mapping = _ints_of(self, inputs[2], "axes_mapping") if len(inputs) > 2 else None
+        mapping = const_ints(self, inputs[2], "axes_mapping") if len(inputs) > 2 else None
         if self.mode == "explicit" and len(inputs) < 3:
             raise ShapeInferenceError("explicit mode needs the axes_mapping input", self.where)
         out = self._out(data.shape, t, mapping)
@@ -559,9 +544,9 @@ class StridedSlice(Op):
 
     def infer(self, inputs):
         data = inputs[0]
-        begin = _ints_of(self, inputs[1], "begin")
-        end = _ints_of(self, inputs[2], "end")
-        stride = _ints_of(self, inputs[3], "stride") if len(inputs) > 3 else None
+        begin = const_ints(self, inputs[1], "begin")
+        end = const_ints(self, inputs[2], "end")
+        stride = const_ints(self, inputs[3], "stride") if len(inputs) > 3 else None
         if data.shape is None:
             return [TensorSpec(data.dtype, None)]
         if begin is None or end is None or (len(inputs) > 3 and stride is None):
@@ -619,7 +604,7 @@ class Slice(Op):
         index = [slice(None)] * rank
         seen = set()
         for b, e, s, a in zip(start, stop, step, axes):
-            a = _axis(self, a, rank)
+            a = check_axis(self, a, rank)
             if a in seen:
                 raise ShapeInferenceError(f"axis {a} is sliced twice", self.where)
             seen.add(a)
@@ -630,7 +615,7 @@ class Slice(Op):
 
     def infer(self, inputs):
         data = inputs[0]
-        vals = [_ints_of(self, s, n) for s, n in zip(inputs[1:], ("start", "stop", "step", "axes"))]
+        vals = [const_ints(self, s, n) for s, n in zip(inputs[1:], ("start", "stop", "step", "axes"))]
         if data.shape is None:
             return [TensorSpec(data.dtype, None)]
         if any(v is None for v in vals):
@@ -668,8 +653,8 @@ class _PadBase(Op):
 
     def infer(self, inputs):
         data = inputs[0]
-        b = _ints_of(self, inputs[1], "pads_begin")
-        e = _ints_of(self, inputs[2], "pads_end")
+        b = const_ints(self, inputs[1], "pads_begin")
+        e = const_ints(self, inputs[2], "pads_end")
         if len(inputs) > 3 and inputs[3].dtype != data.dtype:
             raise FormatError(f"pad_value has element type {inputs[3].dtype}, data {data.dtype}", self.where)
         if data.shape is None:
@@ -813,14 +798,14 @@ class ShuffleChannels(Op):
     def infer(self, inputs):
         x = inputs[0]
         if x.shape is not None:
-            a = _axis(self, self.axis, len(x.shape))
+            a = check_axis(self, self.axis, len(x.shape))
             if x.shape[a] is not None and (self.group < 1 or x.shape[a] % self.group):
                 raise ShapeInferenceError(f"dim {x.shape[a]} not divisible by group {self.group}", self.where)
         return [TensorSpec(x.dtype, x.shape)]
 
     def compute(self, inputs, sig):
         x = inputs[0]
-        a = _axis(self, self.axis, x.ndim)
+        a = check_axis(self, self.axis, x.ndim)
         c = x.shape[a]
         y = x.reshape(*x.shape[:a], self.group, c // self.group, *x.shape[a + 1 :])
         return [np.ascontiguousarray(np.swapaxes(y, a, a + 1)).reshape(x.shape)]

@@ -16,8 +16,7 @@ from ..kernels.normalize import group_norm_out, moments, normalize_last_out, sof
 from ..shapes import TensorSpec, normalize_axes
 from .attrs import Attr
 from .base import Op
-from .elementwise import _finish
-from .movement import _axis, _ints_of
+from .common import check_axis, const_ints, finish
 from .registry import register
 
 
@@ -44,16 +43,16 @@ class Softmax1(_SameShape):
         if inputs[0].shape is not None:
             if self.VERSIONS == (1,) and self.axis < 0:
                 raise ShapeInferenceError(f"Softmax-1 axis {self.axis} must be non-negative", self.where)
-            _axis(self, self.axis, len(inputs[0].shape))
+            check_axis(self, self.axis, len(inputs[0].shape))
         return out
 
     def compute(self, inputs, sig):
         x = inputs[0]
-        a = _axis(self, self.axis, x.ndim)
+        a = check_axis(self, self.axis, x.ndim)
         fast = softmax_out(x, a, self.LOG, x.dtype) if sig.outs[0] in ("f32", "f64") else None
         if fast is not None:
             return [fast]
-        return [_finish(softmax(x.astype(np.float32) if x.dtype == np.float16 else x, a, self.LOG), sig.outs[0])]
+        return [finish(softmax(x.astype(np.float32) if x.dtype == np.float16 else x, a, self.LOG), sig.outs[0])]
 
 
 @register
@@ -112,7 +111,7 @@ class MVN1(_SameShape):
         fast = _trailing_kernel(x, axes, self.eps, True, self.normalize_variance, sig)
         if fast is not None:
             return [fast]
-        return [_finish(_normalize(x, axes, self.normalize_variance, self.eps, True), sig.outs[0])]
+        return [finish(_normalize(x, axes, self.normalize_variance, self.eps, True), sig.outs[0])]
 
 
 @register
@@ -128,7 +127,7 @@ class MVN6(_SameShape):
 
     def infer(self, inputs):
         out = super().infer(inputs[:1])
-        axes = _ints_of(self, inputs[1], "axes")
+        axes = const_ints(self, inputs[1], "axes")
         if axes is not None and inputs[0].shape is not None:
             normalize_axes(axes, len(inputs[0].shape))
         return out
@@ -140,7 +139,7 @@ class MVN6(_SameShape):
         if fast is not None:
             return [fast]
         out = _normalize(x, norm, self.normalize_variance, self.eps, self.eps_mode == "inside_sqrt")
-        return [_finish(out, sig.outs[0])]
+        return [finish(out, sig.outs[0])]
 
 
 @register
@@ -173,7 +172,7 @@ class GroupNormalization(_SameShape):
         y = _normalize(g, (2,), True, self.epsilon, True).reshape(x.shape)
         shape = (1, c) + (1,) * (x.ndim - 2)
         y = y * scale.astype(np.float64).reshape(shape) + bias.astype(np.float64).reshape(shape)
-        return [_finish(y, sig.outs[0])]
+        return [finish(y, sig.outs[0])]
 
 
 @register
@@ -192,7 +191,7 @@ class NormalizeL2(_SameShape):
         v = x.astype(np.float64)
         s = np.sum(v * v, axis=norm, keepdims=True) if norm else v * v
         s = s + self.eps if self.eps_mode == "add" else np.maximum(s, self.eps)
-        return [_finish(v / np.sqrt(s), sig.outs[0])]
+        return [finish(v / np.sqrt(s), sig.outs[0])]
 
 
 class _BatchNorm(_SameShape):
@@ -208,7 +207,7 @@ class _BatchNorm(_SameShape):
         shape = (1, -1) + (1,) * (x.ndim - 2)
         v = [np.asarray(t, np.float64).reshape(shape) for t in (gamma, beta, mean, var)]
         y = v[0] * (x - v[2]) / np.sqrt(v[3] + self.epsilon) + v[1]
-        return [_finish(y, sig.outs[0])]
+        return [finish(y, sig.outs[0])]
 
 
 @register

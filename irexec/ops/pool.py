@@ -21,8 +21,8 @@ from ..kernels.reduce import reduce_array
 from ..shapes import AUTO_PADS, TensorSpec, auto_pad
 from .attrs import Attr
 from .base import Op
+from .common import finish
 from .conv import pad_constant, windows
-from .elementwise import _finish
 from .registry import register
 
 
@@ -190,7 +190,7 @@ class MaxPool1(_PoolBase):
 
     def compute(self, inputs, sig):
         vals, _, _, _ = self._values(inputs[0], sig.ins[0], indices=False)
-        return [_finish(np.ascontiguousarray(vals), sig.outs[0])]
+        return [finish(np.ascontiguousarray(vals), sig.outs[0])]
 
 
 @register
@@ -225,7 +225,7 @@ class MaxPool8(MaxPool1):
         x = inputs[0]
         vals, win, pads, out = self._values(x, sig.ins[0])
         if isinstance(win, tuple):  # the kernel found the maxima, indices flattened from `axis` on
-            return [_finish(vals, sig.outs[0]), win[1].astype(numpy_dtype(sig.outs[1]), copy=False)]
+            return [finish(vals, sig.outs[0]), win[1].astype(numpy_dtype(sig.outs[1]), copy=False)]
         if win is None:  # global: recompute through the window view for the indices
             work = x.astype(np.float32) if x.dtype == np.float16 else x
             win = windows(work, self.kernel, self.strides, self._dil(), out)
@@ -247,7 +247,7 @@ class MaxPool8(MaxPool1):
         full = [nn.reshape(n, c, *([1] * k)), cc.reshape(n, c, *([1] * k))] + coords
         for d in range(axis, x.ndim):
             idx = idx * dims[d] + np.broadcast_to(full[d], arg.shape)
-        return [_finish(np.ascontiguousarray(vals), sig.outs[0]), idx.astype(numpy_dtype(sig.outs[1]))]
+        return [finish(np.ascontiguousarray(vals), sig.outs[0]), idx.astype(numpy_dtype(sig.outs[1]))]
 
 
 @register
@@ -297,7 +297,7 @@ class AvgPool1(_PoolBase):
                 pads[1][1],
                 mode,
             )
-            return [_finish(res.reshape(x.shape[:2] + tuple(out)), sig.outs[0])]
+            return [finish(res.reshape(x.shape[:2] + tuple(out)), sig.outs[0])]
         xp, extra = self._padded(x.astype(np.float64), pads, out, 0.0)
         # what counts: input positions (exclude-pad), or input + explicit pads
         inside = np.zeros(xp.shape[2:], np.float64)
@@ -312,7 +312,7 @@ class AvgPool1(_PoolBase):
         sums = np.sum(windows(xp, self.kernel, self.strides, (1,) * len(out), out), axis=axes)
         counts = np.sum(windows(inside[None, None], self.kernel, self.strides, (1,) * len(out), out), axis=axes)
         with np.errstate(all="ignore"):
-            return [_finish(sums / counts, sig.outs[0])]
+            return [finish(sums / counts, sig.outs[0])]
 
 
 @register

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dtypes import COMPUTE_TYPES, INT_TYPES, SUB_BYTE_TYPES
+from ..dtypes import COMPUTE_TYPES
 from ..errors import FormatError, ShapeInferenceError, UnsupportedDtypeError
 from ..kernels.reduce import KINDS, ReduceKind, reduce_array
 from ..shapes import TensorSpec, normalize_axes
 from .attrs import Attr
 from .base import Op
+from .common import AXES_TYPES, finish
 from .registry import register
 
-AXES_TYPES = INT_TYPES - SUB_BYTE_TYPES
 ONNX_TYPES = frozenset({"bf16", "f16", "f32", "f64", "i32", "i64", "u32", "u64"})
 ONNX_MINMAX_TYPES = ONNX_TYPES | {"boolean", "i8", "u8"}
 
@@ -196,6 +196,5 @@ class CumSum(Op):
             s = np.concatenate([np.zeros_like(np.take(s, [0], axis=a)), np.delete(s, -1, axis=a)], axis=a)
         if self.reverse:
             s = np.flip(s, a)
-        from .elementwise import _finish
 
-        return [s != 0 if x.dtype == np.bool_ else _finish(s, sig.outs[0])]
+        return [s != 0 if x.dtype == np.bool_ else finish(s, sig.outs[0])]

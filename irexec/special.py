@@ -1,4 +1,5 @@
-"""Special functions the ops share, vectorized in numpy (no scipy dependency).
+"""Special functions the ops and the kernels share, vectorized in numpy (no scipy dependency);
+the coefficients are public so that the numba kernels evaluate the same approximations.
 
 `erf` and `erfc` follow W. J. Cody's rational Chebyshev approximations (Math. Comp. 23, 1969; the
 coefficients of his CALERF routine): three intervals, |x| <= 0.46875 (erf = x R1(x^2)),
@@ -17,16 +18,16 @@ import math
 import numpy as np
 
 # erf(x) = x * P1(x^2) / Q1(x^2) for |x| <= 0.46875 (highest power first, Q monic)
-_P1 = (
+ERF_P1 = (
     1.85777706184603153e-1,
     3.16112374387056560e00,
     1.13864154151050156e02,
     3.77485237685302021e02,
     3.20937758913846947e03,
 )
-_Q1 = (1.0, 2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03, 2.84423683343917062e03)
+ERF_Q1 = (1.0, 2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03, 2.84423683343917062e03)
 # erfc(x) = exp(-x^2) * P2(x) / Q2(x) for 0.46875 < x <= 4
-_P2 = (
+ERF_P2 = (
     2.15311535474403846e-8,
     5.64188496988670089e-1,
     8.88314979438837594e00,
@@ -37,7 +38,7 @@ _P2 = (
     2.05107837782607147e03,
     1.23033935479799725e03,
 )
-_Q2 = (
+ERF_Q2 = (
     1.0,
     1.57449261107098347e01,
     1.17693950891312499e02,
@@ -49,7 +50,7 @@ _Q2 = (
     1.23033935480374942e03,
 )
 # erfc(x) = exp(-x^2) / x * (1/sqrt(pi) - z * P3(z) / Q3(z)), z = 1/x^2, for x > 4
-_P3 = (
+ERF_P3 = (
     1.63153871373020978e-2,
     3.05326634961232344e-1,
     3.60344899949804439e-1,
@@ -57,7 +58,7 @@ _P3 = (
     1.60837851487422766e-2,
     6.58749161529837803e-4,
 )
-_Q3 = (
+ERF_Q3 = (
     1.0,
     2.56852019228982242e00,
     1.87295284992346047e00,
@@ -65,8 +66,8 @@ _Q3 = (
     6.05183413124413191e-2,
     2.33520497626869185e-3,
 )
-_SMALL = 0.46875
-_RSQRTPI = 1.0 / math.sqrt(math.pi)
+ERF_SMALL = 0.46875
+RSQRTPI = 1.0 / math.sqrt(math.pi)
 
 
 def _poly(coeffs, t: np.ndarray) -> np.ndarray:
@@ -96,22 +97,22 @@ def _erfc_positive(z: np.ndarray) -> np.ndarray:
     z = 28 erfc is below the smallest subnormal."""
     zm = np.minimum(z, 4.0)
     out = _exp_minus_square(zm)
-    out *= _poly(_P2, zm)
-    out /= _poly(_Q2, zm)
+    out *= _poly(ERF_P2, zm)
+    out /= _poly(ERF_Q2, zm)
     far = z > 4.0
     if far.any():
         zb = np.minimum(z[far], 28.0)
         t = 1.0 / (zb * zb)
-        tail = (_RSQRTPI - t * _poly(_P3, t) / _poly(_Q3, t)) / zb
+        tail = (RSQRTPI - t * _poly(ERF_P3, t) / _poly(ERF_Q3, t)) / zb
         out[far] = np.where(zb < 28.0, tail * _exp_minus_square(zb), 0.0)
     return out
 
 
 def _erf_small(v: np.ndarray) -> np.ndarray:
     """erf(v) for |v| <= 0.46875 (v is clipped into that range)."""
-    s = np.clip(v, -_SMALL, _SMALL)
+    s = np.clip(v, -ERF_SMALL, ERF_SMALL)
     s2 = s * s
-    return s * _poly(_P1, s2) / _poly(_Q1, s2)
+    return s * _poly(ERF_P1, s2) / _poly(ERF_Q1, s2)
 
 
 _BLOCK = 16384  # elements per pass: the temporaries stay in cache (3x faster than whole-array passes)
@@ -142,10 +143,10 @@ def erfc(x) -> np.ndarray:
 def _erf(v: np.ndarray) -> np.ndarray:
     z = np.abs(v)
     tail = 1.0 - _erfc_positive(z)
-    return np.where(z <= _SMALL, _erf_small(v), np.copysign(tail, v))
+    return np.where(z <= ERF_SMALL, _erf_small(v), np.copysign(tail, v))
 
 
 def _erfc(v: np.ndarray) -> np.ndarray:
     z = np.abs(v)
     tail = _erfc_positive(z)
-    return np.where(z <= _SMALL, 1.0 - _erf_small(v), np.where(v < 0, 2.0 - tail, tail))
+    return np.where(z <= ERF_SMALL, 1.0 - _erf_small(v), np.where(v < 0, 2.0 - tail, tail))
