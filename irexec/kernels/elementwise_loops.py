@@ -132,16 +132,6 @@ def hsigmoid(t_lo, t_hi, x, out):
             dst[j] = _clip06(np.float64(src[j]) + 3.0) / 6.0
 
 
-def run(kernel, x: np.ndarray, *args) -> np.ndarray:
-    """kernel over the flat float32 x into a new float32 array of its shape."""
-    from . import jit
-
-    flat = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty_like(flat)
-    jit.parallel_for(kernel, -(-flat.size // BLOCK), jit.threads_for(flat.nbytes, 12.0), flat, out, *args)
-    return out.reshape(x.shape)
-
-
 def warm() -> None:
     x = np.linspace(-3, 3, 8, dtype=np.float32)
     swish(0, 1, x, np.empty_like(x), 1.0)

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..dtypes import FLOAT_TYPES, NUMERIC_TYPES, SUB_BYTE_TYPES, cast, from_numpy, round_bf16
 from ..errors import ExecutionError, FormatError, ShapeInferenceError
+from ..kernels.elementwise import activation_f32
 from ..shapes import Shape, TensorSpec, format_shape
 from ..special import erfc
 from .attrs import Attr
@@ -35,9 +36,9 @@ _NUMBERS = NUMERIC_TYPES - SUB_BYTE_TYPES
 
 class Activation(Unary):
     """Float inputs only unless a subclass says otherwise; float math in float64. KERNEL names
-    the numba kernel of `kernels/elementwise_loops.py` that float32 inputs take once the
-    kernels are loaded: the same float64 formula (a vectorized exp where there is one), rounded
-    once; libm's exp costs 5-12 ns an element (70% of EfficientNet's time), Gelu's numpy path
+    the numba kernel of `kernels/elementwise_loops.py` that float32 inputs take when their
+    family (`kernels/elementwise.py`) decides to run kernels: the same float64 formula (a
+    vectorized exp where there is one), rounded once; libm's exp costs 5-12 ns an element (70% of EfficientNet's time), Gelu's numpy path
     makes ~60 array passes per block, the hard ones save the float64 round trip's temporaries."""
 
     DTYPES = FLOAT_TYPES
@@ -53,13 +54,10 @@ class Activation(Unary):
     def compute(self, inputs, sig):
         x = inputs[0]
         name = self.kernel()
-        if name is not None and sig.outs[0] == "f32" and x.dtype == np.float32 and x.size:
-            from ..kernels import jit
-
-            if jit.use(x.nbytes, 5e-6):
-                from ..kernels import elementwise_loops as k
-
-                return [k.run(getattr(k, name), x, *self.kernel_args(inputs))]
+        if name is not None and sig.outs[0] == "f32":
+            y = activation_f32(name, x, *self.kernel_args(inputs))
+            if y is not None:
+                return [y]
         return super().compute(inputs, sig)
 
 

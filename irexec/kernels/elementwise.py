@@ -1,0 +1,30 @@
+"""The element-wise family's dispatch: an op asks for "this float32 activation over x"; the
+family decides whether the numba kernels of `elementwise_loops` run it (loaded, or loading them
+pays: `jit.use`) and on how many threads, and answers None when the op's numpy formula should
+run instead. Ops never import numba modules or the JIT runtime."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import jit
+
+# the numpy path's fixed cost per call that the kernel saves (a float64 round trip, several
+# temporaries): small inputs take the kernels once they are loaded
+SMALL_CALL_SAVING = 5e-6
+# work per byte against a streaming read (jit.threads_for): an exp or erfc per element
+ACTIVATION_COST = 12.0
+
+
+def activation_f32(name: str, x: np.ndarray, *args) -> np.ndarray | None:
+    """The kernel `name` of `elementwise_loops` over the float32 x into a new float32 array of
+    its shape, or None when the numpy path should run."""
+    if x.dtype != np.float32 or not x.size or not jit.use(x.nbytes, SMALL_CALL_SAVING):
+        return None
+    from . import elementwise_loops as k
+
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty_like(flat)
+    tasks = -(-flat.size // k.BLOCK)
+    jit.parallel_for(getattr(k, name), tasks, jit.threads_for(flat.nbytes, ACTIVATION_COST), flat, out, *args)
+    return out.reshape(x.shape)
