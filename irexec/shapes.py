@@ -186,40 +186,6 @@ def normalize_axes(axes, rank: int, what: str = "axis") -> tuple[int, ...]:
 
 # ---- windows: convolution and pooling output dims -------------------------------------------
 
-AUTO_PADS = ("explicit", "notset", "same_upper", "same_lower", "valid")
-
-
-def auto_pad(size: Dim, kernel: int, stride: int, dilation: int, mode: str, begin: int, end: int):
-    """(pad_begin, pad_end) of one spatial dim for OpenVINO's `auto_pad` modes: explicit/notset
-    keep the given pads, valid uses none, same_upper/same_lower pad so that the output is
-    ceil(size / stride), the odd pad at the end (upper) or the beginning (lower). None pads
-    when `size` is dynamic and the mode needs it."""
-    if mode in ("explicit", "notset", ""):
-        return begin, end
-    if mode == "valid":
-        return 0, 0
-    if size is None:
-        return None, None
-    out = -(-size // stride)
-    total = max(0, (out - 1) * stride + (kernel - 1) * dilation + 1 - size)
-    small, big = total // 2, total - total // 2
-    return (small, big) if mode == "same_upper" else (big, small)
-
-
-def window_out_dim(size: Dim, kernel: int, stride: int, dilation: int, begin, end, ceil: bool = False) -> Dim:
-    """Output length of a window sliding over `size` padded by begin/end:
-    floor((size + begin + end - dilation*(kernel-1) - 1) / stride) + 1, or ceil with `ceil`.
-    None when the size or a pad is unknown. A negative count is an error."""
-    if size is None or begin is None or end is None:
-        return None
-    span = size + begin + end - dilation * (kernel - 1) - 1
-    if span < 0:
-        raise ShapeInferenceError(
-            f"window of {kernel} (dilation {dilation}) does not fit dim {size} padded by {begin}+{end}"
-        )
-    return (-(-span // stride) if ceil else span // stride) + 1
-
-
 # ---- shape values: the elements of small integer tensors that shape subgraphs compute ---------
 
 

@@ -503,6 +503,7 @@ def test_3x3_pooling_fast_paths_match_the_numpy_path(kernels, dtype):
 def test_max_pool_values_kernel_is_the_indexed_kernels_values(kernels, dtype):
     """The values-only MaxPool kernel (MaxPool-1, and MaxPool-8/14 whose indices nothing reads)
     gives the indexed kernel's values exactly: every window geometry, NaN inside and on borders."""
+    from irexec.geometry import Window2d
     from irexec.kernels import pool_loops as k
 
     x = R.standard_normal((3, 12, 11)).astype(dtype)
@@ -513,9 +514,10 @@ def test_max_pool_values_kernel_is_the_indexed_kernels_values(kernels, dtype):
         oh = (12 + 2 * pt - d * (kh - 1) - 1) // s + 1
         ow = (11 + 2 * pl - d * (kw - 1) - 1) // s + 1
         want = np.empty((3, oh, ow), dtype)
-        k.max_pool2d(0, 3, x, want, np.empty((3, oh, ow), np.int64), kh, kw, s, s, d, d, pt, pl, 1, 0)
+        g = Window2d(kh, kw, s, s, d, d, pt, pl, pt, pl)
+        k.max_pool2d(0, 3, x, want, np.empty((3, oh, ow), np.int64), g, 1, 0)
         got = np.full((3, oh, ow), 7.0, dtype)
-        k.max_pool2d_values(0, 3, x, got, kh, kw, s, s, d, d, pt, pl)
+        k.max_pool2d_values(0, 3, x, got, g)
         np.testing.assert_array_equal(got, want, err_msg=str((kh, kw, s, d, pt, pl)))
 
 

@@ -2,20 +2,23 @@
 zeros), and depthwise convolution over padded planes: (N*C, Hp, Wp) -> (N*C, OH, OW), one plane
 per task. Each plane accumulates tap by tap in the data's type (float32 or float64): the same
 products and sums, in the same order, as the numpy path's shifted-view loop, so the two agree
-to the bit. Serial and nogil, run on `jit.parallel_for`'s threads."""
+to the bit. The window comes as one `geometry.Window2d` record. Serial and nogil, run on
+`jit.parallel_for`'s threads."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..geometry import Window2d
 from .jit import njit
 
 
 @njit(error_model="numpy")
-def depthwise2d(t_lo, t_hi, xp, w, out, channels, sh, sw, dh, dw):
+def depthwise2d(t_lo, t_hi, xp, w, out, channels, g):
     """out[p] = sum over taps (a, b) of w[p % channels, a, b] * xp[p, a*dh + i*sh, b*dw + j*sw].
     Elements are indexed directly, with unsigned indices (no wraparound check, so LLVM
     vectorizes a literal stride): a view per row cost more than a small row's work."""
+    sh, sw, dh, dw = g.sh, g.sw, g.dh, g.dw  # the planes are padded already: no pads here
     _, kh, kw = w.shape
     _, oh, ow = out.shape
     for p in range(t_lo, t_hi):
@@ -41,11 +44,12 @@ def depthwise2d(t_lo, t_hi, xp, w, out, channels, sh, sw, dh, dw):
 
 
 @njit(error_model="numpy")
-def im2col2d(t_lo, t_hi, x, cols, sh, sw, dh, dw, pt, pl):
+def im2col2d(t_lo, t_hi, x, cols, g):
     """cols[p, a, b, i, j] = x[p, i*sh - pt + a*dh, j*sw - pl + b*dw], 0 where that falls in the
     padding: the columns of a padded convolution straight from the unpadded planes (pads >= 0),
     one plane per task. Direct unsigned indexing, and the divisions once per call: views and
     divisions per row cost 3x the copying on small maps (8x8: 9 -> 3 us; 56x56: 3x too)."""
+    sh, sw, dh, dw, pt, pl = g.sh, g.sw, g.dh, g.dw, g.pt, g.pl
     _, h, w = x.shape
     _, kh, kw, oh, ow = cols.shape
     lo = np.empty(kw, np.int64)
@@ -87,5 +91,5 @@ def warm() -> None:
         w = np.ones((2, 3, 3), dt)
         for s in (1, 2, 3):
             o = (6 - 3) // s + 1
-            depthwise2d(0, 2, xp, w, np.empty((2, o, o), dt), 2, s, s, 1, 1)
-            im2col2d(0, 2, xp, np.empty((2, 3, 3, o + 1, o + 1), dt), s, s, 1, 1, 1, 1)
+            depthwise2d(0, 2, xp, w, np.empty((2, o, o), dt), 2, Window2d(3, 3, s, s, 1, 1, 0, 0, 0, 0))
+            im2col2d(0, 2, xp, np.empty((2, 3, 3, o + 1, o + 1), dt), Window2d(3, 3, s, s, 1, 1, 1, 1, 1, 1))

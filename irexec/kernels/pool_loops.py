@@ -1,16 +1,16 @@
 """@njit 2-D pooling over a (planes, H, W) contiguous view: one plane per task, windows clipped
 to the input (padded positions are absent), Max with NaN propagation and the index of the first
-maximum, Avg summed in float64 and divided by the window's count. Serial and nogil, run on
+maximum, Avg summed in float64 and divided by the window's count. The window comes as one
+`geometry.Window2d` record. Serial and nogil, run on
 `jit.parallel_for`'s threads; float32 and float64 inputs only (two specializations)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..geometry import Window2d
 from .jit import njit
-
-# count modes for Avg: positions inside the input; the whole kernel; positions inside input + pads
-INSIDE, KERNEL, PADDED = 0, 1, 2
+from .windows import KERNEL, PADDED
 
 
 @njit(inline="always")
@@ -92,12 +92,13 @@ def _clamped33(plane, y0, x0, h, w):
 
 
 @njit(error_model="numpy")
-def max_pool2d(t_lo, t_hi, x, out, idx, kh, kw, sh, sw, dh, dw, pt, pl, planes_per, plane_step):
+def max_pool2d(t_lo, t_hi, x, out, idx, g, planes_per, plane_step):
     """The first maximum of each window in row-major order (the first NaN, if any), and its flat
     position: in the plane, plus (p % planes_per) * plane_step (MaxPool-8's `axis`). Windows are
     clipped to the plane (padding is absent); 3x3 windows inside the plane take `_row33`
     (measured 8x faster than the general loop on random data), those on its border
     `_clamped33`."""
+    kh, kw, sh, sw, dh, dw, pt, pl = g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl
     _, h, w = x.shape
     _, oh, ow = out.shape
     j_lo, j_hi = _cols(w, ow, kw, sw, dw, pl)
@@ -179,9 +180,10 @@ def _max_row33(plane, y0, orow, j_lo, j_hi, stride, pl):
 
 
 @njit(error_model="numpy")
-def max_pool2d_values(t_lo, t_hi, x, out, kh, kw, sh, sw, dh, dw, pt, pl):
+def max_pool2d_values(t_lo, t_hi, x, out, g):
     """`max_pool2d`'s values alone, for a MaxPool whose indices nothing reads (ResNet's): the
     maximum of each window clipped to the plane, NaN when the window holds one."""
+    kh, kw, sh, sw, dh, dw, pt, pl = g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pl
     _, h, w = x.shape
     _, oh, ow = out.shape
     j_lo, j_hi = _cols(w, ow, kw, sw, dw, pl)
@@ -238,7 +240,8 @@ def _avg_row33(plane, y0, orow, j_lo, j_hi, stride, pl):
 
 
 @njit(error_model="numpy")
-def avg_pool2d(t_lo, t_hi, x, out, kh, kw, sh, sw, pt, pl, pb, pr, mode):
+def avg_pool2d(t_lo, t_hi, x, out, g, mode):
+    kh, kw, sh, sw, pt, pl, pb, pr = g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, g.pb, g.pr
     _, h, w = x.shape
     _, oh, ow = out.shape
     j_lo, j_hi = _cols(w, ow, kw, sw, 1, pl)
@@ -271,9 +274,9 @@ def avg_pool2d(t_lo, t_hi, x, out, kh, kw, sh, sw, pt, pl, pb, pr, mode):
                             continue
                         s += plane[y, xx]
                         n += 1
-                if mode == 1:
+                if mode == KERNEL:
                     n = kh * kw
-                elif mode == 2:
+                elif mode == PADDED:
                     ys = max(y0, -pt)
                     ye = min(y0 + kh, h + pb)
                     xs = max(x0, -pl)
@@ -283,9 +286,10 @@ def avg_pool2d(t_lo, t_hi, x, out, kh, kw, sh, sw, pt, pl, pb, pr, mode):
 
 
 def warm() -> None:
+    g = Window2d(2, 2, 2, 2, 1, 1, 0, 0, 0, 0)
     for dt in (np.float32, np.float64):
         x = np.ones((1, 4, 4), dt)
         out = np.empty((1, 2, 2), dt)
-        max_pool2d(0, 1, x, out, np.empty((1, 2, 2), np.int64), 2, 2, 2, 2, 1, 1, 0, 0, 1, 0)
-        max_pool2d_values(0, 1, x, out, 2, 2, 2, 2, 1, 1, 0, 0)
-        avg_pool2d(0, 1, x, out, 2, 2, 2, 2, 0, 0, 0, 0, 0)
+        max_pool2d(0, 1, x, out, np.empty((1, 2, 2), np.int64), g, 1, 0)
+        max_pool2d_values(0, 1, x, out, g)
+        avg_pool2d(0, 1, x, out, g, 0)

@@ -1,0 +1,171 @@
+"""The convolution family's dispatch: an op asks "convolve x (N, C, *spatial) with these filters
+over this `geometry.Window`"; the family picks the algorithm, numpy or numba, and the threads.
+
+- A pointwise window (1x1..., unit strides, no pads) is one matrix product over the channels.
+- Dense and grouped convolutions are im2col times the filters on BLAS, in float32 (float64 for
+  f64). 2-D float data with pads >= 0 builds its columns with the numba kernel of `conv_loops`
+  straight from the unpadded input when `jit.use` says it pays (one call instead of a padded
+  copy and a slice copy per tap); otherwise a padded copy and one strided slice copy per tap.
+  The columns are laid out (N, C*K, M), so W (Cout, C*K) @ columns is already (N, Cout, M).
+- Depthwise convolutions (one input and one output channel per group) sum the kernel taps of
+  shifted strided views, without an im2col copy (2-D: the numba kernel once it pays, the same
+  sums in the same order, without a temporary per tap).
+- Transposed convolution scatters each tap's product into a strided slice of the output.
+
+float16 data computes in float32; results come in the compute type and the op rounds once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from ..geometry import Window
+from . import jit
+from .windows import compute_type, pad_constant
+
+# the numpy paths' fixed cost per call that a kernel saves: im2col's slice copy per tap, the
+# depthwise loop's temporary per tap
+IM2COL_CALL_SAVING = 30e-6
+DEPTHWISE_TAP_SAVING = 10e-6
+
+
+def filters(w: np.ndarray, dtype) -> np.ndarray:
+    """The filters in the data's compute type, without a copy when they already are."""
+    return compute_type(w).astype(dtype, copy=False)
+
+
+def _pad_input(x: np.ndarray, pads) -> np.ndarray:
+    """x padded by the positive pads and cropped by the negative ones."""
+    widths = [(0, 0), (0, 0)] + [(max(0, b), max(0, e)) for b, e in pads]
+    if any(w != (0, 0) for w in widths):
+        x = pad_constant(x, widths, 0.0)
+    crop = (slice(None), slice(None)) + tuple(
+        slice(max(0, -b), x.shape[2 + i] - max(0, -e)) for i, (b, e) in enumerate(pads)
+    )
+    return x[crop]
+
+
+def _kernel_columns(x: np.ndarray, win: Window) -> np.ndarray | None:
+    """The columns (N, C*K, M) of a 2-D convolution with pads >= 0 by the numba im2col, or None
+    when the kernels do not pay or the case is not that one (pointwise, negative pads)."""
+    if len(win.kernel) != 2 or x.dtype not in (np.float32, np.float64) or x.ndim != 4 or not x.size:
+        return None
+    if win.pointwise or any(b < 0 or e < 0 for b, e in win.pads) or any(o <= 0 for o in win.out):
+        return None
+    kk = math.prod(win.kernel)
+    if not jit.use(x.nbytes * kk, IM2COL_CALL_SAVING):
+        return None
+    from . import conv_loops as k
+
+    n, c = x.shape[:2]
+    cols = np.empty((n * c, *win.kernel, *win.out), x.dtype)
+    planes = np.ascontiguousarray(x).reshape(n * c, *x.shape[2:])
+    jit.parallel_for(k.im2col2d, n * c, jit.threads_for(cols.nbytes), planes, cols, win.plane)
+    return cols.reshape(n, c * kk, math.prod(win.out))
+
+
+def _gemm(cols_all: np.ndarray, w: np.ndarray, out_sp, groups: int = 1) -> np.ndarray:
+    """W (Cout, C/groups*K) @ columns (N, C*K, M) per group: (N, Cout, *out)."""
+    n = cols_all.shape[0]
+    c_out = w.shape[0]
+    og = c_out // groups
+    wm = w.reshape(c_out, -1)
+    ck = wm.shape[1]
+    if groups == 1:
+        y = np.matmul(wm, cols_all)
+    else:
+        y = np.empty((n, c_out, cols_all.shape[2]), np.result_type(wm, cols_all))
+        for g in range(groups):
+            np.matmul(wm[g * og : (g + 1) * og], cols_all[:, g * ck : (g + 1) * ck], out=y[:, g * og : (g + 1) * og])
+    return y.reshape(n, c_out, *out_sp)
+
+
+def _numpy_columns(xp: np.ndarray, win: Window) -> np.ndarray:
+    """(N, C*K, M) columns of the padded xp: the input itself for a pointwise window, else one
+    strided slice copy per kernel tap (a 6-D transposed copy of the window view is several
+    times slower)."""
+    n, c = xp.shape[:2]
+    m = math.prod(win.out)
+    kk = math.prod(win.kernel)
+    if kk == 1 and all(s == 1 for s in win.strides) and tuple(xp.shape[2:]) == tuple(win.out):
+        return np.ascontiguousarray(xp).reshape(n, c, m)
+    cols = np.empty((n, c, *win.kernel, *win.out), xp.dtype)
+    for tap in itertools.product(*(range(t) for t in win.kernel)):
+        src = tuple(
+            slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, win.dilations, win.out, win.strides)
+        )
+        cols[(slice(None), slice(None)) + tap] = xp[(slice(None), slice(None)) + src]
+    return cols.reshape(n, c * kk, m)
+
+
+def convolution(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndarray:
+    """x (N, C, *sp) convolved with the filters w (Cout, C/groups, *k): (N, Cout, *out)."""
+    if groups == 1 and x.ndim >= 3 and x.dtype != np.float16 and win.pointwise:
+        wm = w.reshape(w.shape[0], w.shape[1]).astype(x.dtype, copy=False)
+        y = np.matmul(wm, x.reshape(x.shape[0], x.shape[1], -1))
+        return y.reshape((x.shape[0], w.shape[0]) + x.shape[2:])
+    cols = _kernel_columns(x, win)
+    if cols is None:
+        xp = _pad_input(compute_type(x), win.pads)
+        cols = _numpy_columns(xp, win)
+    return _gemm(cols, filters(w, cols.dtype), win.out, groups)
+
+
+def _depthwise(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
+    """w (C, *k): out[n, c] = sum over taps of w[c, tap] * shifted strided view of xp[n, c]."""
+    xp = _pad_input(compute_type(x), win.pads)
+    w = filters(w, xp.dtype)
+    n, c = xp.shape[:2]
+    kernel, out_sp = win.kernel, win.out
+    taps = math.prod(kernel)
+    if len(kernel) == 2 and xp.dtype in (np.float32, np.float64) and xp.size and all(o > 0 for o in out_sp):
+        # the kernel: the same products and sums in the same order, without a temporary per tap
+        if jit.use(xp.nbytes, DEPTHWISE_TAP_SAVING * taps):
+            from . import conv_loops as k
+
+            planes = np.ascontiguousarray(xp).reshape(n * c, *xp.shape[2:])
+            out = np.empty((n * c, *out_sp), xp.dtype)
+            threads = jit.threads_for(out.nbytes * taps)
+            jit.parallel_for(k.depthwise2d, n * c, threads, planes, np.ascontiguousarray(w), out, c, win.plane)
+            return out.reshape(n, c, *out_sp)
+    acc = np.zeros((n, c, *out_sp), np.float64 if xp.dtype == np.float64 else np.float32)
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        sl = (slice(None), slice(None)) + tuple(
+            slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, win.dilations, out_sp, win.strides)
+        )
+        acc += xp[sl] * w[(slice(None),) + tap].reshape((1, c) + (1,) * len(kernel))
+    return acc
+
+
+def group_convolution(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
+    """x (N, C, *sp) convolved with the grouped filters w (G, Cout/G, Cin/G, *k)."""
+    g = w.shape[0]
+    if w.shape[1] == 1 and w.shape[2] == 1:
+        return _depthwise(x, w.reshape((g,) + w.shape[3:]), win)
+    w = filters(w, compute_type(x).dtype).reshape((g * w.shape[1],) + w.shape[2:])
+    return convolution(x, w, win, groups=g)
+
+
+def transposed(x: np.ndarray, w: np.ndarray, strides, dilations, pads_begin, out) -> np.ndarray:
+    """Transposed convolution of x (N, Cin, *sp) with w (Cin, Cout, *k): every tap's product
+    scattered into a strided slice of the full output, then cropped from `pads_begin` to `out`."""
+    x = compute_type(x)
+    w = compute_type(w).astype(x.dtype)
+    kernel = w.shape[2:]
+    n = x.shape[0]
+    cout = w.shape[1]
+    full = [(d - 1) * s + dl * (kk - 1) + 1 for d, s, dl, kk in zip(x.shape[2:], strides, dilations, kernel)]
+    size = [max(f, b + o) + 1 for f, b, o in zip(full, pads_begin, out)]
+    acc = np.zeros((n, cout, *size), np.float64 if x.dtype == np.float64 else np.float32)
+    xt = np.moveaxis(x, 1, -1)  # (N, *sp, Cin)
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        contrib = xt @ w[(slice(None), slice(None)) + tap]  # (N, *sp, Cout)
+        sl = (slice(None), slice(None)) + tuple(
+            slice(t * dl, t * dl + (d - 1) * s + 1, s) for t, dl, d, s in zip(tap, dilations, x.shape[2:], strides)
+        )
+        acc[sl] += np.moveaxis(contrib, -1, 1)
+    crop = (slice(None), slice(None)) + tuple(slice(b, b + o) for b, o in zip(pads_begin, out))
+    return np.ascontiguousarray(acc[crop])

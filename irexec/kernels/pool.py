@@ -1,0 +1,147 @@
+"""The pooling family's dispatch: an op asks "MaxPool (or AvgPool) of x (N, C, *spatial) over
+this `geometry.Window`"; the family decides how. A global window (the kernel covers the spatial
+dims, no pads) is a reduction (`kernels.reduce`); 2-D float32/float64 data takes the numba
+kernels of `pool_loops` when `jit.use` says they pay (once loaded they serve every size: the
+numpy path's window views, index arithmetic and temporaries cost ~0.4 ms even on small planes),
+on `jit.threads_for`'s threads; everything else takes the numpy window views here.
+
+Windows read padded positions as absent: Max ignores them; Avg divides by the positions inside
+the input (`INSIDE`, exclude-pad), by the kernel size (`KERNEL`), or by the positions inside
+input + pads (`PADDED`, ceil_torch, as PyTorch does). Sums accumulate in float64; Max propagates
+NaN (numpy's rule). Results come in the data's compute type (float32 for float16; a global pool
+already in the element type asked for): the op rounds once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..geometry import Window
+from . import jit
+from .reduce import reduce_array
+from .windows import INSIDE, KERNEL, PADDED, compute_type, pad_constant, windows
+
+__all__ = ["INSIDE", "KERNEL", "PADDED", "avg_pool", "max_pool"]
+
+# the numpy path's fixed cost per call that the kernel saves: small inputs take the kernels once
+# they are loaded
+SMALL_CALL_SAVING = 100e-6
+
+
+def _kernel_ok(x: np.ndarray, win: Window) -> bool:
+    return (
+        x.ndim == 4
+        and x.dtype in (np.float32, np.float64)
+        and x.size > 0
+        and all(o > 0 for o in win.out)
+        and jit.use(x.nbytes, SMALL_CALL_SAVING)
+    )
+
+
+def _planes(x: np.ndarray, win: Window) -> tuple[np.ndarray, np.ndarray, int]:
+    planes = np.ascontiguousarray(x).reshape(-1, x.shape[2], x.shape[3])
+    res = np.empty((planes.shape[0], *win.out), x.dtype)
+    return planes, res, jit.threads_for(x.nbytes)
+
+
+def _padded(x: np.ndarray, win: Window, fill) -> tuple[np.ndarray, list]:
+    """x padded by the pads and by whatever the last window reaches past them (ceil)."""
+    extra = []
+    for d, kk, s, dl, (b, e), o in zip(x.shape[2:], win.kernel, win.strides, win.dilations, win.pads, win.out):
+        need = (o - 1) * s + dl * (kk - 1) + 1
+        extra.append((b, max(e, need - d - b)))
+    return pad_constant(x, [(0, 0), (0, 0)] + extra, fill), extra
+
+
+def _index_base(shape: tuple[int, ...], axis: int) -> tuple[int, int]:
+    """(planes_per, plane_step): the kernel adds (plane % planes_per) * plane_step to each
+    in-plane index, for indices flattened over the dims from `axis` on."""
+    n, c = shape[:2]
+    plane = int(np.prod(shape[2:]))
+    if axis == 0:
+        return n * c, plane
+    if axis == 1:
+        return c, plane
+    return 1, 0
+
+
+def _window_indices(view: np.ndarray, shape: tuple[int, ...], win: Window, axis: int) -> np.ndarray:
+    """The flat index (over the dims from `axis` on) of the first maximum of each window of the
+    window view (N, C, *out, *kernel): NaN counts as the maximum."""
+    k = len(win.out)
+    flat = view.reshape(view.shape[: 2 + k] + (-1,))
+    key = np.where(np.isnan(flat), np.inf, flat) if flat.dtype.kind == "f" else flat
+    arg = np.argmax(key, axis=-1)
+    # window position -> input coordinates -> flat index over dims from `axis` on
+    kpos = np.unravel_index(arg, tuple(win.kernel))
+    grids = np.meshgrid(*[np.arange(o) for o in win.out], indexing="ij")
+    coords = [grids[i] * win.strides[i] + kpos[i] * win.dilations[i] - win.pads[i][0] for i in range(k)]
+    n, c = shape[:2]
+    idx = np.zeros(arg.shape, np.int64)
+    nn, cc = np.meshgrid(np.arange(n), np.arange(c), indexing="ij")
+    full = [nn.reshape(n, c, *([1] * k)), cc.reshape(n, c, *([1] * k))] + coords
+    for d in range(axis, len(shape)):
+        idx = idx * shape[d] + np.broadcast_to(full[d], arg.shape)
+    return idx
+
+
+def max_pool(x: np.ndarray, win: Window, et: str, index_axis: int | None = None):
+    """(maxima, indices): the maximum of each window, and with `index_axis` (0, 1 or a spatial
+    dim) the int64 flat index of the first one over the dims from that axis on (else None)."""
+    work = compute_type(x)
+    out_shape = x.shape[:2] + tuple(win.out)
+    if win.covers(x.shape[2:]):
+        vals = reduce_array(x, tuple(range(2, x.ndim)), "max", True, et)
+        if index_axis is None:
+            return vals, None
+        view = windows(work, win.kernel, win.strides, win.dilations, win.out)
+        return vals, _window_indices(view, x.shape, win, index_axis)
+    if _kernel_ok(work, win):
+        from . import pool_loops as k
+
+        planes, res, threads = _planes(work, win)
+        if index_axis is None:
+            jit.parallel_for(k.max_pool2d_values, planes.shape[0], threads, planes, res, win.plane)
+            return res.reshape(out_shape), None
+        idx = np.empty(res.shape, np.int64)
+        per, step = _index_base(x.shape, index_axis)
+        jit.parallel_for(k.max_pool2d, planes.shape[0], threads, planes, res, idx, win.plane, per, step)
+        return res.reshape(out_shape), idx.reshape(out_shape)
+    fill = -np.inf if work.dtype.kind == "f" else np.iinfo(work.dtype).min
+    xp, _ = _padded(work, win, fill)
+    view = windows(xp, win.kernel, win.strides, win.dilations, win.out)
+    axes = tuple(range(2 + len(win.out), 2 + 2 * len(win.out)))
+    vals = np.max(view, axis=axes)  # NaN propagates
+    if index_axis is None:
+        return vals, None
+    return vals, _window_indices(view, x.shape, win, index_axis)
+
+
+def avg_pool(x: np.ndarray, win: Window, et: str, count: int) -> np.ndarray:
+    """The mean of each window, dividing by the `count` mode's positions (INSIDE, KERNEL,
+    PADDED: see the module doc). Dilated windows take the numpy path (the kernel reads
+    contiguous taps)."""
+    if win.covers(x.shape[2:]):
+        return reduce_array(x, tuple(range(2, x.ndim)), "mean", True, et)
+    if all(d == 1 for d in win.dilations) and _kernel_ok(x, win):
+        from . import pool_loops as k
+
+        planes, res, threads = _planes(x, win)
+        jit.parallel_for(k.avg_pool2d, planes.shape[0], threads, planes, res, win.plane, count)
+        return res.reshape(x.shape[:2] + tuple(win.out))
+    xp, extra = _padded(x.astype(np.float64), win, 0.0)
+    # what counts: input positions (exclude-pad), or input + explicit pads
+    inside = np.zeros(xp.shape[2:], np.float64)
+    core = tuple(slice(b, b + d) for (b, _), d in zip(extra, x.shape[2:]))
+    if count == INSIDE:
+        inside[core] = 1.0
+    elif count == PADDED:  # PyTorch: the window clipped to input + pads
+        inside[tuple(slice(0, b + d + e) for (b, _), d, (_, e) in zip(extra, x.shape[2:], win.pads))] = 1.0
+    else:  # OpenVINO: the whole kernel, also where a ceil window runs past the pads
+        inside[...] = 1.0
+    k = len(win.out)
+    axes = tuple(range(2 + k, 2 + 2 * k))
+    sums = np.sum(windows(xp, win.kernel, win.strides, win.dilations, win.out), axis=axes)
+    counts = np.sum(windows(inside[None, None], win.kernel, win.strides, win.dilations, win.out), axis=axes)
+    with np.errstate(all="ignore"):
+        return sums / counts
