@@ -382,7 +382,7 @@ def cmd_validate(args) -> int:
     if not report.ok:
         return EXIT_MISMATCH
     if model.unsupported:
-        from .loader import unsupported_error
+        from .shape_inference import unsupported_error
 
         err = unsupported_error(model.graph, model.unsupported, [])
         print(f"irexec: {err.kind}: {err}; {len(model.unchecked)} layers not checked", file=sys.stderr)
@@ -652,7 +652,7 @@ def cmd_warmup(args) -> int:
         code = (
             f"import sys; from irexec.cli import main; rc = main(['run', {path!r}, '-o', {os.devnull!r}] + "
             f"[f'--shape={{s}}' for s in {shapes!r}]); "
-            f"from irexec.kernels.reduce.loops import warm; warm(types={tuple(types)!r}); sys.exit(rc)"
+            f"from irexec.kernels.reduce.plan import warm; warm(types={tuple(types)!r}); sys.exit(rc)"
         )
         tasks.append((path, [sys.executable, "-c", code]))
     families = []

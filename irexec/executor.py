@@ -1,4 +1,4 @@
-"""Plan once per model (which layers run, in what order, when each value dies), then a short loop.
+"""The run loop over a plan (`irexec/plan.py`): a few microseconds per layer.
 
 Folded constants are not recomputed; values that depend only on the feeds' shapes are
 remembered per feed signature (`Memo`); every intermediate is dropped right after its last use.
@@ -9,145 +9,16 @@ caller's writes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .dtypes import numpy_dtype
 from .errors import ExecutionError, InputError, IRExecError, LimitError
-from .ir.graph import Graph, ValueKey
-from .loader import Inferred, attach
-from .ops.base import Op, Sig
+from .ir.graph import ValueKey
+from .ops.common import array_root
+from .plan import MEMO_BYTES, MEMO_SIGNATURES, Memo, Plan
+from .shape_inference import attach
 from .shapes import TensorSpec, format_shape
-
-
-@dataclass(frozen=True)
-class Step:
-    layer_id: int
-    op: Op
-    sig: Sig
-    operands: tuple[ValueKey, ...]
-    outputs: tuple[ValueKey, ...]
-    release: tuple[ValueKey, ...]  # values whose last use is this step
-    expect: tuple = ()  # per output (numpy dtype, static shape or None): the fast output check
-
-
-@dataclass
-class Memo:
-    """The values that depend on the feeds' shapes and dtypes only (ShapeOf and what is computed
-    from it and from constants: position ids, masks built from lengths, T5's relative position
-    buckets...), remembered per feed signature: a model with dynamic inputs recomputes them
-    only when a new shape arrives. `data_steps` are the steps left to run then, with their own
-    release schedule; `frontier` the remembered values they (or the results) read."""
-
-    data_steps: tuple[Step, ...]
-    frontier: frozenset
-    capture: frozenset  # indices in Plan.steps whose outputs include frontier values
-    cache: dict  # feed signature -> ({frontier key: value}, ids of the values' memory)
-
-
-MEMO_SIGNATURES = 16  # feed signatures remembered per model (then the oldest is dropped)
-MEMO_BYTES = 64 << 20  # a signature whose remembered values take more is not remembered
-
-
-@dataclass(frozen=True)
-class Plan:
-    steps: tuple[Step, ...]
-    constants: dict[ValueKey, np.ndarray]  # folded values some step reads
-    results: tuple[ValueKey, ...]  # the value each Result returns, in Result order
-    const_roots: frozenset = frozenset()  # ids of the arrays that own the constants' memory
-    memo: Memo | None = None
-    run_steps: tuple[Step, ...] = ()  # `steps` with exact multi-layer patterns fused (irexec.fusion)
-
-
-def make_plan(graph: Graph, found: Inferred) -> Plan:
-    specs = found.specs
-    run = [
-        lid
-        for lid in graph.order
-        if lid in graph.needed
-        and lid not in graph.parameters
-        and not graph.layers[lid].type.lower() == "result"
-        and not all(specs[(lid, i)].value is not None for i in range(len(graph.layers[lid].outputs)))
-    ]
-    results = tuple(graph.operands[r][0] for r in graph.results)
-    releases = _releases(
-        [(graph.operands[lid], [(lid, j) for j in range(len(graph.layers[lid].outputs))]) for lid in run], results
-    )
-
-    def expect(key):
-        spec = specs[key]
-        if spec.dtype is None:
-            return (None, None)
-        return (numpy_dtype(spec.dtype), spec.shape if spec.is_static else None)
-
-    steps = tuple(
-        Step(
-            lid,
-            found.ops.get(lid),
-            found.sigs.get(lid),
-            graph.operands[lid],
-            tuple((lid, j) for j in range(len(graph.layers[lid].outputs))),
-            tuple(releases.get(i, ())),
-            tuple(expect((lid, j)) for j in range(len(graph.layers[lid].outputs))),
-        )
-        for i, lid in enumerate(run)
-    )
-    read = {k for s in steps for k in s.operands} | set(results)
-    constants = {k: specs[k].value for k in read if specs[k].value is not None}
-    from .fusion import fuse
-
-    run_steps = fuse(steps, specs, results)
-    return Plan(
-        steps,
-        constants,
-        results,
-        frozenset(id(_root(v)) for v in constants.values()),
-        _make_memo(run_steps, specs, results),
-        run_steps,
-    )
-
-
-def _releases(steps, results) -> dict[int, list[ValueKey]]:
-    """Per step index, the values whose last use it is: the last reader of each value, or its
-    producer when nothing reads it (MaxPool's unused indices, ShapeOf's operand once the shape
-    is remembered). `steps` are (operands, outputs) pairs; results are kept."""
-    last: dict[ValueKey, int] = {}
-    for i, (operands, _) in enumerate(steps):
-        for key in operands:
-            last[key] = i
-    for i, (_, outputs) in enumerate(steps):
-        for key in outputs:
-            last.setdefault(key, i)
-    keep = set(results)
-    releases: dict[int, list[ValueKey]] = {}
-    for key, i in last.items():
-        if key not in keep:
-            releases.setdefault(i, []).append(key)
-    return releases
-
-
-def _make_memo(steps: tuple[Step, ...], specs, results) -> Memo | None:
-    """Which steps compute from the feeds' shapes only, and the schedule of the others."""
-    shape_only: set[ValueKey] = set()
-    shape_steps = set()
-    for i, step in enumerate(steps):
-        if step.op is None or not step.op.FOLDABLE:
-            continue
-        if step.op.TYPE == "ShapeOf" or all(k in shape_only or specs[k].value is not None for k in step.operands):
-            shape_only.update(step.outputs)
-            shape_steps.add(i)
-    if not shape_steps:
-        return None
-    data = [s for i, s in enumerate(steps) if i not in shape_steps]
-    frontier = {k for s in data for k in s.operands if k in shape_only} | {k for k in results if k in shape_only}
-    releases = _releases([(s.operands, s.outputs) for s in data], results)
-    data_steps = tuple(
-        Step(s.layer_id, s.op, s.sig, s.operands, s.outputs, tuple(releases.get(i, ())), s.expect)
-        for i, s in enumerate(data)
-    )
-    capture = frozenset(i for i in shape_steps if any(k in frontier for k in steps[i].outputs))
-    return Memo(data_steps, frozenset(frontier), capture, {})
+from .steps import Step
 
 
 def _check_output(value: np.ndarray, spec: TensorSpec, step: Step) -> None:
@@ -194,7 +65,7 @@ def execute(plan: Plan, specs: dict[ValueKey, TensorSpec], feeds: dict[ValueKey,
         return owned_outputs([env[key] for key in plan.results], plan, feeds, hit[1])
     captured: dict[ValueKey, np.ndarray] = {}
     _run(plan.run_steps or plan.steps, env, specs, memo, captured)
-    roots = frozenset(id(_root(v)) for v in captured.values())
+    roots = frozenset(id(array_root(v)) for v in captured.values())
     if sum(v.nbytes for v in captured.values()) <= MEMO_BYTES:
         if len(memo.cache) >= MEMO_SIGNATURES:
             memo.cache.pop(next(iter(memo.cache)), None)
@@ -218,12 +89,6 @@ def _run(steps, env, specs, memo: Memo | None = None, captured: dict | None = No
                 del env[key]
 
 
-def _root(a: np.ndarray):
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
-
-
 def owned_outputs(
     values: list[np.ndarray], plan: Plan, feeds: dict, remembered: frozenset = frozenset()
 ) -> list[np.ndarray]:
@@ -231,11 +96,11 @@ def owned_outputs(
     a feed or a remembered shape-only value, to a buffer that is not a numpy array (a memory
     map), or to another returned value is copied; a fresh result (or a view of one no one else
     returns) is returned as it is."""
-    external = plan.const_roots | remembered | {id(_root(v)) for v in feeds.values()}
+    external = plan.const_roots | remembered | {id(array_root(v)) for v in feeds.values()}
     seen: set[int] = set()
     out = []
     for value in values:
-        root = _root(value)
+        root = array_root(value)
         if (
             id(root) in external
             or id(root) in seen

@@ -1,5 +1,8 @@
 """Exact patterns of several layers run as one step (the plan's `run_steps`; debugging tools
-run the layers one by one, so every layer's value stays visible there).
+run the layers one by one, so every layer's value stays visible there). This module only
+matches patterns and rewrites steps; the fused steps' ops, with their numerical code, live with
+their families in `ops/` (RMSNorm in normalization.py, ThenRelu in activation.py,
+MaxPoolValues in pool.py).
 
 A ReLU whose input only it reads (from a Convolution, GroupConvolution, MatMul or Add) is
 applied in place on that layer's fresh float32 result: the same np.maximum, one dispatch and
@@ -22,74 +25,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .ops.activation import ThenRelu
 from .ops.base import Sig
-
-
-class RMSNorm:
-    """The fused step's op: x (..., n) float32 -> x / sqrt(mean(x^2, last axis) + eps)."""
-
-    TYPE = "RMSNorm (fused)"
-    FOLDABLE = False
-
-    def __init__(self, eps: np.float32, where: str, layers: tuple[int, ...]):
-        self.eps = np.float32(eps)
-        self.where = where
-        self.layers = layers  # the fused layers' ids, in order
-
-    def compute(self, inputs, sig):
-        x = inputs[0]
-        if x.ndim == 0 or x.shape[-1] == 0 or x.size == 0:
-            return [self._numpy(x)]
-        from .kernels import jit
-
-        if jit.use(x.nbytes, 60e-6):
-            from .kernels import normalize_loops as k
-
-            rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
-            out = np.empty_like(rows)
-            jit.parallel_for(k.rms_norm_rows, rows.shape[0], jit.threads_for(rows.nbytes, 2.0), rows, out, self.eps)
-            return [out.reshape(x.shape)]
-        return [self._numpy(x)]
-
-    def _numpy(self, x):
-        from .kernels.reduce import reduce_array
-
-        with np.errstate(all="ignore"):
-            p = x * x
-            m = reduce_array(p, (x.ndim - 1,), "mean", True, "f32") if x.ndim else p
-            d = np.float32(1) / np.sqrt(m + self.eps)
-            return x * d
-
-
-class ThenRelu:
-    """A layer whose only reader is a ReLU, with the ReLU applied in place on its fresh result:
-    the same np.maximum as the ReLU layer, without its dispatch and its array."""
-
-    TYPE = "ReLU after"
-    FOLDABLE = False
-
-    def __init__(self, op, sig: Sig, relu_layer: int):
-        self.op = op
-        self.inner_sig = sig
-        self.where = op.where
-        self.layers = (relu_layer,)
-
-    def compute(self, inputs, sig):
-        from .executor import _root
-
-        (y,) = self.op.compute(inputs, self.inner_sig)
-        zero = y.dtype.type(0)
-        root = _root(y)
-        # in place when the producer's result (often a reshaped view) is its own fresh memory
-        if (
-            root.flags.owndata
-            and root.flags.writeable
-            and y.flags.writeable
-            and all(_root(a) is not root for a in inputs)
-        ):
-            return [np.maximum(y, zero, out=y)]
-        return [np.maximum(y, zero)]
-
+from .ops.normalization import RMSNorm
+from .ops.pool import MaxPoolValues
+from .steps import Step
 
 RELU_PRODUCERS = ("Convolution", "GroupConvolution", "MatMul", "Add")
 
@@ -101,8 +41,6 @@ def _scalar(specs, key, value: float) -> bool:
 
 def fuse(steps: tuple, specs, results) -> tuple:
     """The steps with every exact RMSNorm chain replaced by one step at the Multiply's place."""
-    from .executor import Step
-
     producer = {}
     readers: dict = {}
     for i, s in enumerate(steps):
@@ -174,28 +112,8 @@ def fuse(steps: tuple, specs, results) -> tuple:
     return _fuse_relu(_pool_values(steps, results), results)
 
 
-class MaxPoolValues:
-    """A MaxPool-8/14 whose indices nothing reads (ResNet's, as converted from PyTorch): the
-    values alone, as MaxPool-1 computes them (the same maxima, without tracking positions)."""
-
-    TYPE = "MaxPool (values)"
-    FOLDABLE = False
-
-    def __init__(self, op):
-        self.op = op
-        self.where = op.where
-        self.layers = ()
-
-    def compute(self, inputs, sig):
-        from .ops.pool import MaxPool1
-
-        return MaxPool1.compute(self.op, inputs, sig)
-
-
 def _pool_values(steps: tuple, results) -> tuple:
     """MaxPool-8/14 steps whose second output (the indices) no step and no result reads."""
-    from .executor import Step
-
     read = {key for s in steps for key in s.operands} | set(results)
     out = []
     for s in steps:
@@ -223,8 +141,6 @@ def _pool_values(steps: tuple, results) -> tuple:
 def _fuse_relu(steps: tuple, results) -> tuple:
     """Convolution, GroupConvolution, MatMul or Add (float32, one output) read only by a ReLU:
     one step at the producer's place."""
-    from .executor import Step
-
     producer = {k: i for i, s in enumerate(steps) for k in s.outputs}
     readers: dict = {}
     for s in steps:

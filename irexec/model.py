@@ -13,12 +13,13 @@ import numpy as np
 
 from .dtypes import SUB_BYTE_TYPES, bits, from_numpy, numpy_dtype, round_bf16
 from .errors import FormatError, InputError, IRExecError, LimitError, UsageError
-from .executor import execute, execute_traced, make_plan
+from .executor import execute, execute_traced
 from .ir.graph import ValueKey, build_graph
 from .ir.reader import read_xml, split_names
 from .ir.weights import Weights, decode
 from .limits import DEFAULT_LIMITS, Limits
-from .loader import Context, infer_graph
+from .plan import make_plan
+from .shape_inference import Context, infer_graph
 from .shapes import TensorSpec, compatible, format_shape, parse_partial_shape
 
 
@@ -444,7 +445,7 @@ class Model:
 
     def _check_runnable(self) -> None:
         if self._found.unsupported:
-            from .loader import unsupported_error
+            from .shape_inference import unsupported_error
 
             raise unsupported_error(self.graph, self._found.unsupported, [])
         self.weights.check_unchanged()

@@ -469,7 +469,7 @@ def _rms_model(tmp_path, rows=None):
 @pytest.mark.parametrize("jit_mode", ["never", "always"])
 def test_fused_rms_norm_gives_the_layers_bits(tmp_path, monkeypatch, jit_mode):
     from irexec import config
-    from irexec.fusion import RMSNorm
+    from irexec.ops.normalization import RMSNorm
 
     monkeypatch.setattr(config, "JIT", jit_mode)
     monkeypatch.setattr(config, "SMALL_ELEMENTS", 0)

@@ -92,7 +92,9 @@ def test_fused_steps_give_the_layer_by_layer_bits(name, jit_mode, monkeypatch):
     """The plan's fused steps (RMSNorm chains, ReLU after its producer) and remembered shape
     values against `infer(outputs="all")`, which runs every layer one by one: the same bits."""
     from irexec import config
-    from irexec.fusion import MaxPoolValues, RMSNorm, ThenRelu
+    from irexec.ops.activation import ThenRelu
+    from irexec.ops.normalization import RMSNorm
+    from irexec.ops.pool import MaxPoolValues
 
     monkeypatch.setattr(config, "JIT", jit_mode)
     ins, _, _ = _data(name)

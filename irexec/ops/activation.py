@@ -26,8 +26,8 @@ from ..kernels.elementwise import activation_f32
 from ..shapes import Shape, TensorSpec, format_shape
 from ..special import erfc
 from .attrs import Attr
-from .base import Op
-from .common import finish
+from .base import Op, Sig
+from .common import array_root, finish
 from .elementwise import Unary
 from .registry import register
 
@@ -409,3 +409,32 @@ def _cyclic(values: np.ndarray, shape) -> np.ndarray:
     if values.size == 0:
         raise ExecutionError("Selu's alpha and lambda must not be empty")
     return np.resize(values.reshape(-1), int(np.prod(shape, dtype=np.int64))).reshape(shape)
+
+
+class ThenRelu:
+    """A fused step (`irexec/fusion.py`): a layer whose only reader is a ReLU, with the ReLU
+    applied in place on its fresh result: the same np.maximum as the ReLU layer, without its
+    dispatch and its array."""
+
+    TYPE = "ReLU after"
+    FOLDABLE = False
+
+    def __init__(self, op: Op, sig: Sig, relu_layer: int):
+        self.op = op
+        self.inner_sig = sig
+        self.where = op.where
+        self.layers = (relu_layer,)
+
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
+        (y,) = self.op.compute(inputs, self.inner_sig)
+        zero = y.dtype.type(0)
+        root = array_root(y)
+        # in place when the producer's result (often a reshaped view) is its own fresh memory
+        if (
+            root.flags.owndata
+            and root.flags.writeable
+            and y.flags.writeable
+            and all(array_root(a) is not root for a in inputs)
+        ):
+            return [np.maximum(y, zero, out=y)]
+        return [np.maximum(y, zero)]

@@ -1,7 +1,7 @@
 """Helpers every op family uses, at the bottom of `ops/` (family files import these, never each
 other's privates): the numeric finish (round once to the output element type), the integer
 types an axes or shape input may have, the constant integers of such an input, and the check
-that an axis lies in a rank.
+that an axis lies in a rank, and the array that owns a view's memory.
 """
 
 from __future__ import annotations
@@ -55,3 +55,10 @@ def check_axis(op: Op, axis: int, rank: int) -> int:
     if not -rank <= axis < rank:
         raise ShapeInferenceError(f"axis {axis} is out of the range [{-rank}, {rank - 1}]", op.where)
     return axis + rank if axis < 0 else axis
+
+
+def array_root(a: np.ndarray) -> np.ndarray:
+    """The array that owns the memory of `a` (`a` itself, or the base of its chain of views)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a

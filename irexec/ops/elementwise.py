@@ -139,7 +139,7 @@ class Binary(Broadcasting):
         a, b = self.aligned(inputs)
         if self.INT_DIVISOR and a.dtype.kind in "iu" and np.any(b == 0):
             raise ExecutionError(f"integer {self.TYPE} by zero", self.where)
-        # floating-point warnings are off around every compute (executor, loader)
+        # floating-point warnings are off around every compute (executor, shape inference)
         return [finish(np.asarray(self.apply(a, b)), sig.outs[0])]
 
     def apply(self, a, b):

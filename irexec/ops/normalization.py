@@ -12,10 +12,11 @@ import numpy as np
 
 from ..dtypes import FLOAT_TYPES
 from ..errors import FormatError, ShapeInferenceError
-from ..kernels.normalize import group_norm_out, moments, normalize_last_out, softmax, softmax_out
+from ..kernels.normalize import group_norm_out, moments, normalize_last_out, rms_norm_out, softmax, softmax_out
+from ..kernels.reduce import reduce_array
 from ..shapes import TensorSpec, normalize_axes
 from .attrs import Attr
-from .base import Op
+from .base import Op, Sig
 from .common import check_axis, const_ints, finish
 from .registry import register
 
@@ -225,3 +226,31 @@ class BatchNormInference1(_BatchNorm):
     TYPE = "BatchNormInference"
     VERSIONS = (1,)
     ORDER = (2, 0, 1, 3, 4)
+
+
+class RMSNorm:
+    """A fused step (`irexec/fusion.py`): x (..., n) float32 -> x / sqrt(mean(x^2, last axis) +
+    eps), OpenVINO's Power -> ReduceMean -> Add -> Sqrt -> Divide -> Multiply chain computed as
+    the six layers compute it, rounding where they round (x*x, the mean, + eps, sqrt, 1/s and
+    x*d each to float32; the mean's sum in float64), by the normalization family's kernel or
+    the same numpy ops."""
+
+    TYPE = "RMSNorm (fused)"
+    FOLDABLE = False
+
+    def __init__(self, eps: np.float32, where: str, layers: tuple[int, ...]):
+        self.eps = np.float32(eps)
+        self.where = where
+        self.layers = layers  # the fused layers' ids, in order
+
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
+        x = inputs[0]
+        y = rms_norm_out(x, self.eps)
+        return [y if y is not None else self._numpy(x)]
+
+    def _numpy(self, x: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            p = x * x
+            m = reduce_array(p, (x.ndim - 1,), "mean", True, "f32") if x.ndim else p
+            d = np.float32(1) / np.sqrt(m + self.eps)
+            return x * d
