@@ -46,9 +46,19 @@ NUMBA_BYTES_PER_S = 35e9
 LOAD_WARM_S = 2.0  # import numba + load every kernel from the cache (measured 0.5 + 1-2 s)
 LOAD_COLD_S = 40.0  # import numba + compile every kernel (measured 20-50 s on 2 busy cores)
 
-# kernel families: module name -> its `warm()` compiles every specialization irexec uses
+# the kernel modules: importing one defines its numba kernels (each specialization compiles, or
+# loads from the cache, on its first call)
 KERNEL_MODULES: list[str] = [
     "irexec.kernels.reduce.loops",
+    "irexec.kernels.normalize_loops",
+    "irexec.kernels.pool_loops",
+    "irexec.kernels.conv_loops",
+    "irexec.kernels.elementwise_loops",
+]
+# per family, the module whose `warm()` compiles every specialization irexec uses (the reduction
+# family warms through its planner, which knows which specializations it calls)
+WARM_MODULES: list[str] = [
+    "irexec.kernels.reduce.plan",
     "irexec.kernels.normalize_loops",
     "irexec.kernels.pool_loops",
     "irexec.kernels.conv_loops",
@@ -200,9 +210,9 @@ def load(full: bool = False) -> bool:
             return True
         try:
             for name in KERNEL_MODULES:
-                module = importlib.import_module(name)
-                if full:
-                    module.warm()
+                importlib.import_module(name)
+            for name in WARM_MODULES if full else ():
+                importlib.import_module(name).warm()
         except Exception as e:  # a broken numba install: the numpy paths still work
             _state = "failed"
             print(f"irexec: warning: numba kernels unavailable ({type(e).__name__}: {e}); using numpy", file=sys.stderr)
@@ -336,7 +346,7 @@ def warm_tasks() -> list[tuple[str, int | None]]:
     """(kernel module, part) pairs that together compile every specialization: `irexec warmup`
     runs each in its own process (a module's `WARM_PARTS` splits a large family)."""
     tasks: list[tuple[str, int | None]] = []
-    for name in KERNEL_MODULES:
+    for name in WARM_MODULES:
         parts = getattr(importlib.import_module(name), "WARM_PARTS", 1)
         tasks += [(name, None)] if parts == 1 else [(name, i) for i in range(parts)]
     return tasks

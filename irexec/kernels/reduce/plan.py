@@ -391,3 +391,26 @@ def mean_broadcast(xs: list[np.ndarray], et: str, force: bool = False) -> np.nda
     if et == "bf16":
         out = round_bf16(out)
     return out.reshape(out_shape)
+
+
+# the reduction family is most of the compile time (7 element types): `irexec warmup` runs its
+# element types in this many processes, so two cores share it
+WARM_PARTS = 3
+_WARM_TYPES = ("f32", "f64", "f16", "bf16", "i32", "i64", "u64")
+
+
+def warm(part: int | None = None, types: tuple[str, ...] = _WARM_TYPES) -> None:
+    """Compile (or load from the cache) every specialization the planner calls: each input
+    element type the kernels read, rows and columns, with and without splits, fused epilogues.
+    `part` (0..WARM_PARTS-1) takes only every WARM_PARTS-th element type; `types` only these
+    (the others have no kernels of their own)."""
+    types = tuple(t for t in _WARM_TYPES if t in types)
+    for et in types if part is None else types[part::WARM_PARTS]:
+        dt = np.float32 if et == "bf16" else numpy_dtype(et)
+        x = np.ones((2, 8, 2, 8200), dt)
+        for axes in ((1,), (1, 3), (0, 1, 2, 3)):  # columns, rows, everything (split)
+            reduce_array(x, axes, "sum", False, et, force=True)
+        # a narrow kept group: an unfused columns pass, then the fold back in float64
+        reduce_array(np.ones((64, 64, 64), dt), (1,), "mean", False, et, force=True)
+        if et in ("f32", "f64", "f16", "bf16"):
+            mean_broadcast([x[:1, :1], x[:1, :1, :1]], et, force=True)
