@@ -33,9 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from irbuild import Net  # noqa: E402
-
 import irexec  # noqa: E402
+from tests.support.irbuild import Net  # noqa: E402
 
 SHAPE = (64, 1024)
 ROUNDS = 6

@@ -214,7 +214,7 @@ def bench_overhead() -> None:
         f"  Model.infer as it runs (shape values remembered, {len(m._plan.steps) - len(m._plan.run_steps)} layers "
         f"fused away): {fast * 1e3:.3f} ms"
     )
-    from irbuild import Net
+    from tests.support.irbuild import Net
 
     with tempfile.TemporaryDirectory() as d:
         n = Net("chain")

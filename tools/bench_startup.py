@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from irbuild import Net  # noqa: E402
+from tests.support.irbuild import Net  # noqa: E402
 
 OV_SCRIPT = """
 import sys, numpy as np, openvino as ov

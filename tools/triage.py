@@ -3,7 +3,7 @@
 
     python3 tools/triage.py -n 300 --seed 0
 
-Each case is one of the base models of tests/mutators.py with 1-3 mutations (the same mutators the
+Each case is one of the base models of tests/support/mutators.py with 1-3 mutations (the same mutators the
 fuzz tests use). irexec runs it in this process (load + validate + infer on seeded random data);
 OpenVINO, when installed, runs it in a worker process (core.read_model + compile_model on CPU with
 f32 inference precision + infer on the same data), so a crash or hang of OpenVINO on a hostile
@@ -183,9 +183,8 @@ class Outcome:
 
 def run_irexec(xml: Path, seed: int):
     """(outcome, feeds or None): load, validate, infer on seeded data from the model's inputs."""
-    import mutators as M
-
     import irexec
+    from tests.support import mutators as M
 
     limits = irexec.Limits(**LIMITS_KW)
     feeds = None
@@ -256,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         worker()
         return 0
 
-    import mutators as M
+    from tests.support import mutators as M
 
     have_ov = False
     if not args.no_openvino:

@@ -15,23 +15,15 @@ from __future__ import annotations
 import copy
 import math
 import random
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from lxml import etree
 
-_TESTS = Path(__file__).resolve().parent
-if str(_TESTS.parent) not in sys.path:
-    sys.path.insert(0, str(_TESTS.parent))
-if str(_TESTS) not in sys.path:
-    sys.path.insert(0, str(_TESTS))
-
-from irbuild import Net  # noqa: E402
-
-from irexec.cli import _axes_rank  # noqa: E402
-from irexec.dtypes import bits  # noqa: E402
+from irexec.cli import _axes_rank
+from irexec.dtypes import bits
+from tests.support.irbuild import Net
 
 # ---- choosers ----------------------------------------------------------------------------------
 
