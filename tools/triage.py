@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Differential triage: N seeded mutations of the small base models, run by irexec and by OpenVINO.
 
-    python3 tools/triage.py -n 300 --seed 0
+    python3 -m tools.triage -n 300 --seed 0
 
 Each case is one of the base models of tests/support/mutators.py with 1-3 mutations (the same mutators the
 fuzz tests use). irexec runs it in this process (load + validate + infer on seeded random data);
@@ -32,12 +31,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-for p in (ROOT, ROOT / "tests"):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
+import numpy as np
 
-import numpy as np  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 LIMITS_KW = dict(max_tensor_elements=1 << 22, max_tensor_bytes=1 << 25, max_total_bytes=1 << 26, max_layers=1000)
 
@@ -127,7 +123,8 @@ class OVRunner:
 
     def _start(self):
         self.proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--ov-worker"],
+            [sys.executable, "-m", "tools.triage", "--ov-worker"],
+            cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
