@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import ov_corpus as oc
 import pytest
+
+from tests.support import ov_corpus as oc
 
 
 @pytest.fixture(scope="session")

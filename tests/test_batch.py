@@ -22,11 +22,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from irbuild import Net
 
 import irexec
 from irexec import config
 from irexec.cli import main as cli_main
+from tests.support.irbuild import Net
 
 pytest.importorskip("distributed")
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,7 +4,7 @@
    frontend (``ov.convert_model``, ``ov.save_model``): irexec's outputs equal ONNX's expected outputs
    (float32 rtol 1e-5, float64 rtol 1e-12, float16 rtol 1e-3; integers and booleans exactly; NaN in
    the same places; same shapes and dtypes). Every case is collected; none is skipped.
-2. The opset13 corpus (tests/ov_corpus.py) on seeded random data: irexec matches the numpy float64
+2. The opset13 corpus (tests/support/ov_corpus.py) on seeded random data: irexec matches the numpy float64
    reference computed by the corpus itself. IR written with compress_to_fp16=True (the default) and
    False both run.
 
@@ -16,10 +16,10 @@ ONNX's expected output or numpy, not OpenVINO.
 from __future__ import annotations
 
 import numpy as np
-import ov_corpus as oc
 import pytest
 
 import irexec
+from tests.support import ov_corpus as oc
 
 OPSET13_IDS = oc.opset13_model_ids()
 ONNX_IDS = oc.onnx_ids()

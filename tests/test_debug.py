@@ -8,11 +8,11 @@ import shutil
 
 import numpy as np
 import pytest
-from irbuild import Net
 
 import irexec
 from irexec.cli import main as cli_main
 from irexec.ops.elementwise import Exp
+from tests.support.irbuild import Net
 
 
 def cli(*args):

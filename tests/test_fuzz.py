@@ -5,7 +5,7 @@ fails the test), every model `load` accepts satisfies the structural invariants 
 `mutators.check_invariants` (unique layer ids, an acyclic `graph.order` covering every layer, every
 Const inside the .bin, every static tensor within the limits), and accepted feeds compute.
 
-The mutators live in tests/mutators.py, shared with tools/triage.py. The models are the small base
+The mutators live in tests/support/mutators.py, shared with tools/triage.py. The models are the small base
 models of `mutators.base_models` (a ReduceMean with Const axes, a ReduceL1 with runtime axes, a
 ShapeOf/Range/Squeeze/Convert glue chain, an `ov.save_model` f16-compressed model when openvino
 is installed, and ONNX-semantics layers). The .npy/.npz inputs are fuzzed in-process through `load_array_file` and
@@ -19,7 +19,6 @@ import itertools
 import math
 import pickle
 import struct
-import sys
 import zipfile
 from pathlib import Path
 
@@ -28,13 +27,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import mutators as M  # noqa: E402
-from clirun import run_cli  # noqa: E402
-
-import irexec  # noqa: E402
-from irexec import FormatError, InputError, IRExecError, LimitError, WeightsError  # noqa: E402
-from irexec.feeds import load_array_file  # noqa: E402
+import irexec
+from irexec import FormatError, InputError, IRExecError, LimitError, WeightsError
+from irexec.feeds import load_array_file
+from tests.support import mutators as M
+from tests.support.clirun import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 

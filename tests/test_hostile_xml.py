@@ -29,14 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from clirun import run_cli  # noqa: E402
 
 import irexec
 from irexec import FormatError, LimitError
+from tests.support.clirun import run_cli
+from tests.support.irbuild import Net
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from irbuild import Net  # noqa: E402
 
 MAX_RSS_KB = 300 * 1024
 MAX_PARSE_SECONDS = 1.0

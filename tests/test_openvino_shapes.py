@@ -4,7 +4,7 @@ output shape and element type, as irexec infers them at load, equal OpenVINO's o
 a dynamic rank is None). ``validate`` finds nothing to report in OpenVINO-written IR: OpenVINO's
 declared dims are the truth.
 
-Corpora (tests/ov_corpus.py): graphs made with openvino.opset13 (every reduction x axes patterns x
+Corpora (tests/support/ov_corpus.py): graphs made with openvino.opset13 (every reduction x axes patterns x
 keep_dims on static / partially dynamic / rank-0 data, runtime axes, axes through constant chains,
 the SPEC §2.3 glue ops), and the ONNX backend node tests of the reduction family and Mean as
 converted by ``ov.convert_model``.
@@ -12,8 +12,9 @@ converted by ``ov.convert_model``.
 
 from __future__ import annotations
 
-import ov_corpus as oc
 import pytest
+
+from tests.support import ov_corpus as oc
 
 OPSET13_IDS = oc.opset13_model_ids()
 ONNX_IDS = oc.onnx_ids()

@@ -1,6 +1,6 @@
 """Activations (ops/activation.py) against two oracles: references computed here element by element
 with Python's decimal module at 40 digits (math.erf/erfc for Gelu), rounded to the output type by
-the helpers of test_ops_elementwise and compared to the ulp; and OpenVINO (tests/ovcheck.py) on
+the helpers of test_ops_elementwise and compared to the ulp; and OpenVINO (tests/support/ovcheck.py) on
 seeded random shapes, values, bounds and slopes, static and with dynamic dims.
 
 OpenVINO's CPU plugin differs from its reference kernels (the contract) on NaN and infinities
@@ -14,15 +14,15 @@ from __future__ import annotations
 import decimal
 import math
 
-import irbuild
 import numpy as np
-import ovcheck as oc
 import pytest
-from test_ops_elementwise import as_type, assert_ulps, round_to
 
 import irexec
 from irexec.ops.single import infer_op, run_op
 from irexec.shapes import TensorSpec
+from tests.support import irbuild
+from tests.support import ovcheck as oc
+from tests.test_ops_elementwise import as_type, assert_ulps, round_to
 
 OPS_TESTED = [
     ("ReLU", "opset1"),

@@ -3,7 +3,7 @@ ops, Select, the float predicates, and the three auto_broadcast rules.
 
 Two oracles: float64 references computed here element by element with Python and numpy (results
 rounded to the output type by this file's own rounding, so that irexec's single rounding is
-checked to the ulp), and OpenVINO (tests/ovcheck.py: shapes and types of every layer as
+checked to the ulp), and OpenVINO (tests/support/ovcheck.py: shapes and types of every layer as
 read_model infers them, values as the CPU plugin computes them) on seeded random shapes, values
 and dynamic dims.
 
@@ -17,14 +17,14 @@ from __future__ import annotations
 import decimal
 import math
 
-import irbuild
 import numpy as np
-import ovcheck as oc
 import pytest
 
 import irexec
 from irexec.ops.single import infer_op, run_op
 from irexec.shapes import TensorSpec
+from tests.support import irbuild
+from tests.support import ovcheck as oc
 
 OPS_TESTED = (
     [

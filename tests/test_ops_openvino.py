@@ -1,7 +1,7 @@
 """Every op beyond the reductions against OpenVINO: small graphs built with OpenVINO's opset API
 (static and dynamic input shapes, constant auxiliary inputs), written by `ov.save_model`, loaded
 by irexec: every layer's inferred shape and type must equal `read_model`'s, `validate` must be
-clean, and the values must equal OpenVINO CPU's (f32 precision). See tests/ovcheck.py.
+clean, and the values must equal OpenVINO CPU's (f32 precision). See tests/support/ovcheck.py.
 
 Where irexec is intentionally more accurate than OpenVINO's CPU plugin the tolerance says so;
 NaN behaviour of Max-like ops is tested against numpy in tests/test_ops_numpy.py instead.
@@ -12,8 +12,9 @@ from __future__ import annotations
 import importlib
 
 import numpy as np
-import ovcheck as oc
 import pytest
+
+from tests.support import ovcheck as oc
 
 R = np.random.default_rng(1234)
 
@@ -563,17 +564,17 @@ def test_op_against_openvino(tmp_path, ident, dyn):
 
         for i in range(len(outs)):
             code = (
-                f"import sys, pathlib; sys.path.insert(0, {str(HERE)!r}); import test_ops_openvino as t; "
+                f"import pathlib; import tests.test_ops_openvino as t; "
                 f"t.check_one({ident!r}, {dyn!r}, {i}, pathlib.Path({str(tmp_path)!r}))"
             )
-            proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+            proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
             assert proc.returncode == 0, f"{ident} output {i}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
         return
     oc.check(tmp_path, params, outs, feeds, rtol=tol[0], atol=tol[1], name=ident)
 
 
 SEPARATE = {"pool"}
-HERE = __import__("pathlib").Path(__file__).parent
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]  # the repository root
 
 
 # outputs whose values OpenVINO's CPU plugin cannot give: AvgPool-14 read from IR crashes its
@@ -589,7 +590,7 @@ def check_one(ident, dyn, i, tmp_path):
 
 def test_every_registered_op_is_covered():
     """Every registered (type, version) has an OpenVINO oracle case here or in the reduction
-    corpus (tests/ov_corpus.py); a new op needs a row."""
+    corpus (tests/support/ov_corpus.py); a new op needs a row."""
     from irexec.ops import supported
 
     covered = {(t.lower(), v) for t, v in OPS_TESTED}

@@ -1,5 +1,5 @@
 """Table-driven: every OpenVINO and ONNX-semantics reduction x dtype x axes pattern, run through
-real IR files, against the numpy float64 oracle in tests/oracle.py. Edge cases included."""
+real IR files, against the numpy float64 oracle in tests/support/oracle.py. Edge cases included."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import zlib
 
 import numpy as np
 import pytest
-from irbuild import Net
-from oracle import reduce_ref
 
 import irexec
 from irexec import config
 from irexec.dtypes import numpy_dtype, round_bf16
+from tests.support.irbuild import Net
+from tests.support.oracle import reduce_ref
 
 OV_OPS = {
     "ReduceSum": "sum",

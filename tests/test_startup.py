@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from irbuild import Net
 
 import irexec
 from irexec import config
+from tests.support.irbuild import Net
 
 ROOT = Path(__file__).resolve().parents[1]
 

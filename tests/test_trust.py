@@ -10,11 +10,11 @@ import threading
 
 import numpy as np
 import pytest
-from irbuild import Net
 
 import irexec
 from irexec.cli import main as cli_main
 from irexec.ops.registry import MAX_OPSET
+from tests.support.irbuild import Net
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from irbuild import Net
 
 import irexec
 from irexec.dtypes import numpy_dtype
+from tests.support.irbuild import Net
 
 
 def const_model(tmp_path, et, shape, raw: bytes, offset=0, size=None, convert_to=None, pad=b""):

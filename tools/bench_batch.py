@@ -12,7 +12,7 @@ load, the LocalCluster's start and shutdown included) and from its --json summar
 start-up and the processing (first task submitted to last result). Repeats are interleaved
 (serial, batch, serial, batch, ...); the table gives medians. Prints a Markdown table.
 
-    python3 tools/bench_batch.py [--samples 768] [--repeats 3] [--workers 2]
+    python3 -m tools.bench_batch [--samples 768] [--repeats 3] [--workers 2]
 """
 
 from __future__ import annotations
@@ -29,13 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+import irexec
+from tests.support.irbuild import Net
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from irbuild import Net  # noqa: E402
-
-import irexec  # noqa: E402
 
 SHAPE = (64, 1024)
 ROUNDS = 6

@@ -1,6 +1,6 @@
 """Whole-model and per-op speed against OpenVINO CPU (issue: real networks at OpenVINO's speed).
 
-    python3 tools/bench_models.py [--rounds 7] [--skip models,ops,overhead,memory]
+    python3 -m tools.bench_models [--rounds 7] [--skip models,ops,overhead,memory]
 
 - models: every tests/zoo model, irexec `Model.infer` against OpenVINO CPU
   (INFERENCE_PRECISION_HINT f32) on the stored inputs: interleaved rounds, median latency,
@@ -32,11 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+import irexec
 
-import irexec  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 ZOO = ROOT / "tests" / "zoo"
 
@@ -214,7 +212,7 @@ def bench_overhead() -> None:
         f"  Model.infer as it runs (shape values remembered, {len(m._plan.steps) - len(m._plan.run_steps)} layers "
         f"fused away): {fast * 1e3:.3f} ms"
     )
-    from irbuild import Net
+    from tests.support.irbuild import Net
 
     with tempfile.TemporaryDirectory() as d:
         n = Net("chain")

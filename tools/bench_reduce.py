@@ -7,8 +7,8 @@ pattern: GB/s of input read, the ratio to the streaming limit and to OpenVINO, a
 relative error against a float64 reference. Then per-call latency on the small samples and the
 wall time of a fresh `irexec run` process against the equivalent OpenVINO script.
 
-    python3 tools/bench_reduce.py                   # full table, (64,256,64,64)
-    python3 tools/bench_reduce.py --shape 16,256,64,64 --rounds 5
+    python3 -m tools.bench_reduce                   # full table, (64,256,64,64)
+    python3 -m tools.bench_reduce --shape 16,256,64,64 --rounds 5
 """
 
 from __future__ import annotations
@@ -25,12 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from irexec import config
+from irexec.kernels import jit
+from irexec.kernels.reduce.plan import reduce_array
 
-from irexec import config  # noqa: E402
-from irexec.kernels import jit  # noqa: E402
-from irexec.kernels.reduce.plan import reduce_array  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 config.JIT = "always"  # steady state: the kernels, loaded before timing
 jit.load(full=True)

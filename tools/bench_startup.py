@@ -7,7 +7,7 @@
    keep both cores busy: p50/p90 latency of irexec `Model.infer` (kernels loaded), numpy's
    single-threaded sum, and OpenVINO's infer; ratios against numpy's p90.
 
-    python3 tools/bench_startup.py [--rounds 11] [--calls 2000] [--skip cold,contended]
+    python3 -m tools.bench_startup [--rounds 11] [--calls 2000] [--skip cold,contended]
 """
 
 from __future__ import annotations
@@ -22,11 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+from tests.support.irbuild import Net
 
-from irbuild import Net  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 OV_SCRIPT = """
 import sys, numpy as np, openvino as ov

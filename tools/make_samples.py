@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write the sample IR models in samples/ by hand (lxml + numpy, no OpenVINO), deterministically,
 then, when OpenVINO is installed, cross-check each one against it.
 
@@ -17,10 +16,10 @@ The OpenVINO check, per sample:
     as a note, never a failure; irexec itself must match the reference.
 
 Usage:
-    python3 tools/make_samples.py              # write samples/, then check with OpenVINO if present
-    python3 tools/make_samples.py --check      # regenerate in memory; exit 1 if samples/ differs
-    python3 tools/make_samples.py --no-openvino
-    python3 tools/make_samples.py --out DIR
+    python3 -m tools.make_samples              # write samples/, then check with OpenVINO if present
+    python3 -m tools.make_samples --check      # regenerate in memory; exit 1 if samples/ differs
+    python3 -m tools.make_samples --no-openvino
+    python3 -m tools.make_samples --out DIR
 """
 
 from __future__ import annotations
@@ -461,7 +460,6 @@ def check_with_openvino(samples_dir: Path) -> int:
     except ImportError:
         print("openvino is not installed: skipping the OpenVINO cross-check")
         return 0
-    sys.path.insert(0, str(ROOT))
     import irexec
     from irexec.shapes import format_shape
 

@@ -5,7 +5,7 @@ Needs torch, torchvision, timm, transformers, openvino and onnx (NOT the test su
 
     python3 -m venv /tmp/zoo && /tmp/zoo/bin/pip install torch==2.14.1 torchvision==0.29.1 \
         timm transformers openvino onnx lxml numpy
-    /tmp/zoo/bin/python tools/make_zoo.py [--only NAME ...] [--out tests/zoo]
+    /tmp/zoo/bin/python -m tools.make_zoo [--only NAME ...] [--out tests/zoo]
 
 Each model: built seeded in eval mode with tiny widths; `ov.convert_model` (the PyTorch
 frontend, from torch.jit tracing or, for ViT and Whisper, from torch.export; three also through

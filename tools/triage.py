@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """Differential triage: N seeded mutations of the small base models, run by irexec and by OpenVINO.
 
-    python3 tools/triage.py -n 300 --seed 0
+    python3 -m tools.triage -n 300 --seed 0
 
-Each case is one of the base models of tests/mutators.py with 1-3 mutations (the same mutators the
+Each case is one of the base models of tests/support/mutators.py with 1-3 mutations (the same mutators the
 fuzz tests use). irexec runs it in this process (load + validate + infer on seeded random data);
 OpenVINO, when installed, runs it in a worker process (core.read_model + compile_model on CPU with
 f32 inference precision + infer on the same data), so a crash or hang of OpenVINO on a hostile
@@ -32,12 +31,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-for p in (ROOT, ROOT / "tests"):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
+import numpy as np
 
-import numpy as np  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 LIMITS_KW = dict(max_tensor_elements=1 << 22, max_tensor_bytes=1 << 25, max_total_bytes=1 << 26, max_layers=1000)
 
@@ -127,7 +123,8 @@ class OVRunner:
 
     def _start(self):
         self.proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--ov-worker"],
+            [sys.executable, "-m", "tools.triage", "--ov-worker"],
+            cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -183,9 +180,8 @@ class Outcome:
 
 def run_irexec(xml: Path, seed: int):
     """(outcome, feeds or None): load, validate, infer on seeded data from the model's inputs."""
-    import mutators as M
-
     import irexec
+    from tests.support import mutators as M
 
     limits = irexec.Limits(**LIMITS_KW)
     feeds = None
@@ -256,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         worker()
         return 0
 
-    import mutators as M
+    from tests.support import mutators as M
 
     have_ov = False
     if not args.no_openvino:

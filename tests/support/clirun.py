@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # The child runs under a tiny Python launcher that reports getrusage(RUSAGE_CHILDREN) for its only
 # child. Measured from pytest directly, ru_maxrss would be polluted: on Linux a child's peak RSS

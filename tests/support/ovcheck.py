@@ -10,10 +10,10 @@ Family test files use `check(tmp_path, params, outputs, feeds)` with OpenVINO no
 from __future__ import annotations
 
 import numpy as np
-import ov_corpus as oc
 import pytest
 
 import irexec
+from tests.support import ov_corpus as oc
 
 
 def ov():
