@@ -39,75 +39,104 @@ def _scalar(specs, key, value: float) -> bool:
     return v is not None and np.asarray(v).size == 1 and float(np.asarray(v).reshape(-1)[0]) == value
 
 
-def fuse(steps: tuple, specs, results) -> tuple:
-    """The steps with every exact RMSNorm chain replaced by one step at the Multiply's place."""
-    producer = {}
-    readers: dict = {}
-    for i, s in enumerate(steps):
-        for key in s.outputs:
-            producer[key] = i
-        for key in s.operands:
-            readers[key] = readers.get(key, 0) + 1
-    for key in results:
-        readers[key] = readers.get(key, 0) + 1
+class _Readers:
+    """Who produces each value of a run order, and how many steps (and results) read it."""
 
-    def only(key, type_):
-        """The step producing `key` if it is a `type_` layer whose float32 result only one step reads."""
-        i = producer.get(key)
-        if i is None or readers.get(key) != 1:
+    def __init__(self, steps: tuple, results):
+        self.steps = steps
+        self.producer = {key: i for i, s in enumerate(steps) for key in s.outputs}
+        self.count: dict = {}
+        for key in [k for s in steps for k in s.operands] + list(results):
+            self.count[key] = self.count.get(key, 0) + 1
+
+    def only(self, key, type_: str) -> int | None:
+        """The step producing `key` if it is a numpy-broadcasting `type_` layer whose float32
+        result only one step reads."""
+        i = self.producer.get(key)
+        if i is None or self.count.get(key) != 1:
             return None
-        s = steps[i]
+        s = self.steps[i]
         if s.op is None or s.op.TYPE != type_ or s.sig is None or s.sig.outs != ("f32",) or key != s.outputs[0]:
             return None
         if getattr(s.op, "auto_broadcast", "numpy") != "numpy":
             return None
         return i
 
-    replace: dict[int, object] = {}
+
+def _f32_product(step) -> bool:
+    """A float32 Multiply of two operands with numpy broadcasting: where an RMSNorm chain ends."""
+    return (
+        step.op is not None
+        and step.op.TYPE == "Multiply"
+        and step.sig is not None
+        and step.sig.outs == ("f32",)
+        and len(step.operands) == 2
+        and getattr(step.op, "auto_broadcast", "numpy") == "numpy"
+    )
+
+
+def _last_axis_mean(steps, specs, r_i: int | None, x_key) -> bool:
+    """Step r_i is a keep_dims ReduceMean over the last axis of x."""
+    if r_i is None or not steps[r_i].op.keep_dims:
+        return False
+    axes = specs[steps[r_i].operands[1]].value
+    rank = None if specs[x_key].shape is None else len(specs[x_key].shape)
+    return axes is not None and rank is not None and [int(a) % rank for a in np.asarray(axes).reshape(-1)] == [rank - 1]
+
+
+def _rms_chain(g: _Readers, specs, m_i: int, x_key, d_key):
+    """(the chain's step indices Power..Multiply, eps) when Multiply m_i is x * 1/sqrt(mean(x^2) + eps)
+    with d_key the reciprocal, every intermediate read once; None otherwise."""
+    steps = g.steps
+    d_i = g.only(d_key, "Divide")
+    if d_i is None or not _scalar(specs, steps[d_i].operands[0], 1.0):
+        return None
+    s_i = g.only(steps[d_i].operands[1], "Sqrt")
+    a_i = None if s_i is None else g.only(steps[s_i].operands[0], "Add")
+    if a_i is None:
+        return None
+    a_ops = steps[a_i].operands
+    r_key, eps_key = (a_ops[0], a_ops[1]) if specs[a_ops[1]].value is not None else (a_ops[1], a_ops[0])
+    eps = specs[eps_key].value
+    if eps is None or np.asarray(eps).size != 1 or specs[eps_key].dtype != "f32":
+        return None
+    r_i = g.only(r_key, "ReduceMean")
+    if not _last_axis_mean(steps, specs, r_i, x_key):
+        return None
+    p_i = g.only(steps[r_i].operands[0], "Power")
+    if p_i is None or steps[p_i].operands[0] != x_key or not _scalar(specs, steps[p_i].operands[1], 2.0):
+        return None
+    if specs[x_key].dtype != "f32":
+        return None
+    return (p_i, r_i, a_i, s_i, d_i, m_i), np.asarray(eps, np.float32).reshape(-1)[0]
+
+
+def _rms_step(steps, chain: tuple, eps, x_key) -> Step:
+    """One step at the Multiply's place for the chain, releasing what the chain released."""
+    m = steps[chain[-1]]
+    inner = {k for i in chain[:-1] for k in steps[i].outputs}
+    release = tuple(dict.fromkeys(k for i in chain for k in steps[i].release if k not in inner))
+    op = RMSNorm(eps, m.op.where, tuple(steps[i].layer_id for i in chain))
+    return Step(m.layer_id, op, Sig(("f32",), ("f32",), m.sig.static), (x_key,), m.outputs, release, m.expect)
+
+
+def fuse(steps: tuple, specs, results) -> tuple:
+    """The steps with every exact RMSNorm chain replaced by one step at the Multiply's place,
+    MaxPools whose indices nothing reads computing values alone, and ReLUs applied in place on
+    their only producer."""
+    g = _Readers(steps, results)
+    replace: dict[int, Step] = {}
     drop: set[int] = set()
     for m_i, m in enumerate(steps):
-        if m.op is None or m.op.TYPE != "Multiply" or m.sig is None or m.sig.outs != ("f32",) or len(m.operands) != 2:
-            continue
-        if getattr(m.op, "auto_broadcast", "numpy") != "numpy":
+        if not _f32_product(m):
             continue
         for x_key, d_key in (m.operands, m.operands[::-1]):
-            d_i = only(d_key, "Divide")
-            if d_i is None or not _scalar(specs, steps[d_i].operands[0], 1.0):
-                continue
-            s_i = only(steps[d_i].operands[1], "Sqrt")
-            if s_i is None:
-                continue
-            a_i = only(steps[s_i].operands[0], "Add")
-            if a_i is None:
-                continue
-            a_ops = steps[a_i].operands
-            r_key, eps_key = (a_ops[0], a_ops[1]) if specs[a_ops[1]].value is not None else (a_ops[1], a_ops[0])
-            eps = specs[eps_key].value
-            if eps is None or np.asarray(eps).size != 1 or specs[eps_key].dtype != "f32":
-                continue
-            r_i = only(r_key, "ReduceMean")
-            if r_i is None or not steps[r_i].op.keep_dims:
-                continue
-            axes = specs[steps[r_i].operands[1]].value
-            rank = None if specs[x_key].shape is None else len(specs[x_key].shape)
-            if axes is None or rank is None or [int(a) % rank for a in np.asarray(axes).reshape(-1)] != [rank - 1]:
-                continue
-            p_i = only(steps[r_i].operands[0], "Power")
-            if p_i is None or steps[p_i].operands[0] != x_key or not _scalar(specs, steps[p_i].operands[1], 2.0):
-                continue
-            if specs[x_key].dtype != "f32":
-                continue
-            chain = (p_i, r_i, a_i, s_i, d_i, m_i)
-            inner = {k for i in chain[:-1] for k in steps[i].outputs}
-            release = tuple(dict.fromkeys(k for i in chain for k in steps[i].release if k not in inner))
-            op = RMSNorm(
-                np.asarray(eps, np.float32).reshape(-1)[0], m.op.where, tuple(steps[i].layer_id for i in chain)
-            )
-            replace[m_i] = Step(
-                m.layer_id, op, Sig(("f32",), ("f32",), m.sig.static), (x_key,), m.outputs, release, m.expect
-            )
-            drop.update(chain[:-1])
-            break
+            found = _rms_chain(g, specs, m_i, x_key, d_key)
+            if found is not None:
+                chain, eps = found
+                replace[m_i] = _rms_step(steps, chain, eps, x_key)
+                drop.update(chain[:-1])
+                break
     steps = tuple(replace.get(i, s) for i, s in enumerate(steps) if i not in drop) if replace else steps
     return _fuse_relu(_pool_values(steps, results), results)
 
