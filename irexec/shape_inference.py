@@ -86,14 +86,16 @@ def unsupported_error(graph: Graph, unsupported: dict[tuple[str, str], list[int]
 
 
 def infer_graph(graph: Graph, context: Context, allow_unsupported: bool = False) -> Inferred:
+    """Every layer's op and output specs, in topological order, constants folded. Unsupported
+    layers raise one error naming them all, unless `allow_unsupported` keeps them (and what
+    depends on them) as unknown, listed in `unchecked`."""
     classes, unsupported, errors = find_op_classes(graph)
     if unsupported and not allow_unsupported:
         raise unsupported_error(graph, unsupported, errors)
     found = Inferred(unsupported=unsupported)
-    folded_bytes = 0
+    folded = [0]  # bytes of folded constants so far
     for lid in graph.order:
         layer = graph.layers[lid]
-        where = layer.where
         ins = [found.specs[k] for k in graph.operands[lid]]
         cls = classes.get(lid)
         blocked = next((graph.operands[lid][i][0] for i, s in enumerate(ins) if s is UNKNOWN), None)
@@ -106,34 +108,41 @@ def infer_graph(graph: Graph, context: Context, allow_unsupported: bool = False)
                 found.specs[(lid, i)] = UNKNOWN
             continue
         op = _build(cls, layer, context, graph)
-        try:
-            outs = op.infer(ins)
-        except IRExecError as e:
-            raise attach(e, where) from None
-        except (ValueError, TypeError, ArithmeticError, IndexError) as e:
-            raise ShapeInferenceError(f"shape rule failed: {e}", where) from None
-        if op.SAME_SHAPE and ins[0].bounds is not None and outs[0].shape == ins[0].shape:
-            outs[0] = TensorSpec(outs[0].dtype, outs[0].shape, outs[0].value, ins[0].bounds)
-        if len(outs) < len(layer.outputs):
-            raise ShapeInferenceError(
-                f"the shape rule gives {len(outs)} outputs, the layer declares {len(layer.outputs)}", where
-            )
-        for s in outs:
-            _check_spec(s, context.limits, where)
-        sig = Sig(tuple(s.dtype for s in ins), tuple(s.dtype for s in outs), all(s.is_static for s in outs))
-        if op.FOLDABLE and ins and all(s.value is not None for s in ins) and sig.static:
-            outs = _fold(op, ins, outs, sig, where)
-            folded_bytes += sum(s.value.nbytes for s in outs)
-            if folded_bytes > context.limits.max_total_bytes:
-                raise LimitError(
-                    f"constant folding needs {folded_bytes} bytes, above the limit {context.limits.max_total_bytes}",
-                    where,
-                )
+        outs, sig = _infer_layer(op, ins, layer, context, folded)
         found.ops[lid] = op
         found.sigs[lid] = sig
         for i, s in enumerate(outs):
             found.specs[(lid, i)] = s
     return found
+
+
+def _infer_layer(op: Op, ins: list[TensorSpec], layer, context: Context, folded: list[int]):
+    """(output specs, signature) of one layer: its shape rule, checked against the layer's
+    ports and the limits, and its outputs folded when every input is constant."""
+    where = layer.where
+    try:
+        outs = op.infer(ins)
+    except IRExecError as e:
+        raise attach(e, where) from None
+    except (ValueError, TypeError, ArithmeticError, IndexError) as e:
+        raise ShapeInferenceError(f"shape rule failed: {e}", where) from e
+    if op.SAME_SHAPE and ins[0].bounds is not None and outs[0].shape == ins[0].shape:
+        outs[0] = TensorSpec(outs[0].dtype, outs[0].shape, outs[0].value, ins[0].bounds)
+    if len(outs) < len(layer.outputs):
+        raise ShapeInferenceError(
+            f"the shape rule gives {len(outs)} outputs, the layer declares {len(layer.outputs)}", where
+        )
+    for s in outs:
+        _check_spec(s, context.limits, where)
+    sig = Sig(tuple(s.dtype for s in ins), tuple(s.dtype for s in outs), all(s.is_static for s in outs))
+    if op.FOLDABLE and ins and all(s.value is not None for s in ins) and sig.static:
+        outs = _fold(op, ins, outs, sig, where)
+        folded[0] += sum(s.value.nbytes for s in outs)
+        if folded[0] > context.limits.max_total_bytes:
+            raise LimitError(
+                f"constant folding needs {folded[0]} bytes, above the limit {context.limits.max_total_bytes}", where
+            )
+    return outs, sig
 
 
 def _build(cls, layer, context: Context, graph: Graph) -> Op:

@@ -43,6 +43,22 @@ def _is(layer: LayerRecord, type_name: str) -> bool:
 
 
 def build_graph(net: NetRecord) -> Graph:
+    """The checked graph of a parsed net: operands by port position, absent trailing optional
+    inputs trimmed, a topological order, and the layers the results need."""
+    layers = _layers_by_id(net)
+    filled, dangling = _connect(net, layers)
+    absent = _trim_absent(filled, layers, dangling)
+    operands = {lid: tuple(ops) for lid, ops in filled.items()}
+    order = _toposort(layers, operands)
+    results = tuple(layer.id for layer in net.layers if _is(layer, "Result"))
+    if not results:
+        raise FormatError("the model has no Result layer")
+    parameters = tuple(layer.id for layer in net.layers if _is(layer, "Parameter"))
+    needed = _needed(results, operands)
+    return Graph(net, layers, operands, order, needed, parameters, results, tuple(dangling), absent)
+
+
+def _layers_by_id(net: NetRecord) -> dict[int, LayerRecord]:
     layers: dict[int, LayerRecord] = {}
     for layer in net.layers:
         if layer.id in layers:
@@ -52,7 +68,11 @@ def build_graph(net: NetRecord) -> Graph:
                 layer.where,
             )
         layers[layer.id] = layer
+    return layers
 
+
+def _connect(net: NetRecord, layers: dict[int, LayerRecord]):
+    """(per layer, the value at each input position or None; the edges naming a missing layer)"""
     in_pos = {lid: {p.id: i for i, p in enumerate(lay.inputs)} for lid, lay in layers.items()}
     out_pos = {lid: {p.id: i for i, p in enumerate(lay.outputs)} for lid, lay in layers.items()}
     filled: dict[int, list[ValueKey | None]] = {lid: [None] * len(lay.inputs) for lid, lay in layers.items()}
@@ -76,7 +96,13 @@ def build_graph(net: NetRecord) -> Graph:
         if filled[dst.id][pos] is not None:
             raise FormatError(f"input port {e.to_port} has two incoming edges (second at line {e.line})", dst.where)
         filled[dst.id][pos] = (src.id, out_pos[src.id][e.from_port])
+    return filled, dangling
 
+
+def _trim_absent(filled: dict, layers: dict[int, LayerRecord], dangling) -> dict[int, tuple[int, ...]]:
+    """Input ports with no edge at the end of a layer's port list are absent optional inputs:
+    trimmed from the layer (in place) and returned per layer; a gap before a connected port is
+    an error."""
     absent: dict[int, tuple[int, ...]] = {}
     for lid, ops in filled.items():
         n = len(ops)
@@ -93,14 +119,11 @@ def build_graph(net: NetRecord) -> Graph:
             absent[lid] = tuple(p.id for p in layer.inputs[n:])
             layers[lid] = replace(layer, inputs=layer.inputs[:n])
             del ops[n:]
-    operands = {lid: tuple(ops) for lid, ops in filled.items()}
+    return absent
 
-    order = _toposort(layers, operands)
-    results = tuple(layer.id for layer in net.layers if _is(layer, "Result"))
-    if not results:
-        raise FormatError("the model has no Result layer")
-    parameters = tuple(layer.id for layer in net.layers if _is(layer, "Parameter"))
 
+def _needed(results: tuple[int, ...], operands: dict) -> frozenset[int]:
+    """The layers some result depends on."""
     needed: set[int] = set()
     stack = list(results)
     while stack:
@@ -109,7 +132,7 @@ def build_graph(net: NetRecord) -> Graph:
             continue
         needed.add(lid)
         stack.extend(src for src, _ in operands[lid])
-    return Graph(net, layers, operands, order, frozenset(needed), parameters, results, tuple(dangling), absent)
+    return frozenset(needed)
 
 
 def edge_hint(lid: int, dangling, layers) -> str:
