@@ -435,10 +435,10 @@ class _BroadcastBase(Op):
         self.check_output(tuple(target), sig.outs[0], sig)
         try:
             return [np.broadcast_to(data, tuple(target))]
-        except ValueError:
+        except ValueError as e:
             raise ShapeInferenceError(
                 f"data {format_shape(data.shape)} does not broadcast to {target}", self.where
-            ) from None
+            ) from e
 
 
 def broadcast_partial(op: Op, a: Sequence[Dim], b: Sequence[Dim]) -> tuple[Dim, ...]:
