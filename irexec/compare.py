@@ -91,10 +91,10 @@ def diff(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: float)
 def _ov():
     try:
         import openvino as ov
-    except ImportError:
+    except ImportError as e:
         raise UsageError(
             '--against openvino needs OpenVINO: pip install "irexec[openvino]" (or pip install openvino)'
-        ) from None
+        ) from e
     return ov
 
 

@@ -52,7 +52,7 @@ def _read_npy(f, what: str, limits: Limits, budget: list[int] | None = None) -> 
         else:
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
     except _CORRUPT as e:
-        raise InputError(f"{what} is not a valid .npy array: {_one_line(e)}") from None
+        raise InputError(f"{what} is not a valid .npy array: {_one_line(e)}") from e
     if dtype.hasobject:
         raise InputError(f"{what} holds Python objects (pickled data is refused)")
     if any(d < 0 for d in shape):
@@ -67,10 +67,10 @@ def _read_npy(f, what: str, limits: Limits, budget: list[int] | None = None) -> 
     try:
         f.seek(0)
         return np.lib.format.read_array(f, allow_pickle=False)
-    except MemoryError:
-        raise LimitError(f"{what}: out of memory reading {nbytes} bytes") from None
+    except MemoryError as e:
+        raise LimitError(f"{what}: out of memory reading {nbytes} bytes") from e
     except _CORRUPT as e:
-        raise InputError(f"{what} cannot be read: {_one_line(e)}") from None
+        raise InputError(f"{what} cannot be read: {_one_line(e)}") from e
 
 
 def load_array_file(path: str, limits: Limits) -> dict[str, np.ndarray] | np.ndarray:
@@ -96,7 +96,7 @@ def load_array_file(path: str, limits: Limits) -> dict[str, np.ndarray] | np.nda
     except IRExecError:
         raise
     except _CORRUPT as e:
-        raise InputError(f"{path!r} is not a valid .npy/.npz file: {_one_line(e)}") from None
+        raise InputError(f"{path!r} is not a valid .npy/.npz file: {_one_line(e)}") from e
 
 
 class _Seekable:
@@ -137,8 +137,8 @@ def random_input(shape, dtype: np.dtype, rng: np.random.Generator, name: str) ->
         raise UsageError(f"input {name!r} has a dynamic shape; give its data with -i {name}=FILE.npy")
     try:
         out = np.empty(shape, dtype)
-    except MemoryError:
-        raise LimitError(f"input {name!r} of shape {tuple(shape)}: out of memory") from None
+    except MemoryError as e:
+        raise LimitError(f"input {name!r} of shape {tuple(shape)}: out of memory") from e
     flat = out.reshape(-1)
     for lo in range(0, flat.size, _CHUNK):
         part = flat[lo : lo + _CHUNK]

@@ -122,4 +122,4 @@ def _write(path: str, text: str) -> None:
         with open(path, "w") as f:
             f.write(text)
     except OSError as e:
-        raise UsageError(f"cannot write {path!r}: {e.strerror}") from None
+        raise UsageError(f"cannot write {path!r}: {e.strerror}") from e

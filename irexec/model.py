@@ -379,7 +379,7 @@ class Model:
             try:
                 value = np.asarray(value)
             except (ValueError, TypeError) as e:
-                raise InputError(f"input {info.name!r} is not an array: {e}") from None
+                raise InputError(f"input {info.name!r} is not an array: {e}") from e
         if not value.dtype.isnative:  # e.g. a big-endian .npy: same values, native byte order
             value = value.astype(value.dtype.newbyteorder("="))
         et = from_numpy(value.dtype)
@@ -562,8 +562,8 @@ def load(
         raise
     except RecursionError:
         raise LimitError("the model is nested too deeply") from None
-    except MemoryError:
-        raise LimitError("out of memory while loading") from None
+    except MemoryError as e:
+        raise LimitError("out of memory while loading") from e
 
 
 __all__ = ["Model", "TensorInfo", "LayerInfo", "Issue", "ValidationReport", "load"]

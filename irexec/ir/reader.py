@@ -284,9 +284,9 @@ def parse_xml_bytes(data: bytes, limits: Limits, path: str | None = None) -> Net
     try:
         tree = etree.ElementTree(etree.fromstring(data, parser))
     except etree.XMLSyntaxError as e:  # libxml2's messages may hold newlines: keep one line
-        raise FormatError(f"XML is not well formed: {' '.join(str(e).split())}") from None
+        raise FormatError(f"XML is not well formed: {' '.join(str(e).split())}") from e
     except ValueError as e:
-        raise FormatError(f"XML cannot be parsed: {' '.join(str(e).split())}") from None
+        raise FormatError(f"XML cannot be parsed: {' '.join(str(e).split())}") from e
     root = tree.getroot()
     _reject_hostile(tree, root, limits)
     if _depth(root) > limits.max_xml_depth:
@@ -332,9 +332,9 @@ def read_xml(path: str | Path, limits: Limits) -> NetRecord:
     try:
         st = p.stat()
     except OSError as e:
-        raise FormatError(f"cannot read {str(p)!r}: {e.strerror}") from None
+        raise FormatError(f"cannot read {str(p)!r}: {e.strerror}") from e
     except ValueError as e:  # an embedded NUL byte
-        raise FormatError(f"cannot read {str(p)!r}: {e}") from None
+        raise FormatError(f"cannot read {str(p)!r}: {e}") from e
     if stat.S_ISDIR(st.st_mode):
         raise FormatError(f"cannot read {str(p)!r}: Is a directory")
     if not stat.S_ISREG(st.st_mode):
@@ -345,5 +345,5 @@ def read_xml(path: str | Path, limits: Limits) -> NetRecord:
         with open(p, "rb") as f:
             data = f.read(limits.max_xml_bytes + 1)
     except OSError as e:
-        raise FormatError(f"cannot read {str(p)!r}: {e.strerror}") from None
+        raise FormatError(f"cannot read {str(p)!r}: {e.strerror}") from e
     return parse_xml_bytes(data, limits, str(p))

@@ -45,7 +45,7 @@ class Weights:
                     else:
                         self._buf = b""
             except OSError as e:
-                raise WeightsError(f"cannot read weights file {self.path!r}: {e.strerror}") from None
+                raise WeightsError(f"cannot read weights file {self.path!r}: {e.strerror}") from e
 
     @property
     def mapped(self) -> bool:
@@ -60,7 +60,7 @@ class Weights:
         except OSError as e:
             raise WeightsError(
                 f"weights file {self.path!r} changed since the model was loaded ({e.strerror}); load the model again"
-            ) from None
+            ) from e
         if now != self._identity:
             was, size = self._identity[0], now[0]
             what = f"its size went from {was} to {size} bytes" if was != size else "it was modified"

@@ -17,6 +17,7 @@ nearest even as OpenVINO's CPU plugin does.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -38,8 +39,8 @@ class Activation(Unary):
     """Float inputs only unless a subclass says otherwise; float math in float64. KERNEL names
     the numba kernel of `kernels/elementwise_loops.py` that float32 inputs take when their
     family (`kernels/elementwise.py`) decides to run kernels: the same float64 formula (a
-    vectorized exp where there is one), rounded once; libm's exp costs 5-12 ns an element (70% of EfficientNet's time), Gelu's numpy path
-    makes ~60 array passes per block, the hard ones save the float64 round trip's temporaries."""
+    vectorized exp where there is one), rounded once; libm's exp costs 5-12 ns an element (70%
+    of EfficientNet's time), Gelu's numpy path makes ~60 array passes per block, the hard ones save the float64 round trip's temporaries."""
 
     DTYPES = FLOAT_TYPES
     F64 = True
@@ -48,10 +49,10 @@ class Activation(Unary):
     def kernel(self) -> str | None:
         return self.KERNEL
 
-    def kernel_args(self, inputs) -> tuple:
+    def kernel_args(self, inputs: list[np.ndarray]) -> tuple:
         return ()
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
         name = self.kernel()
         if name is not None and sig.outs[0] == "f32":
@@ -70,11 +71,11 @@ class Relu(Activation):
     DTYPES = _NUMBERS
     F64 = False
 
-    def f(self, x, extra):
+    def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         return np.maximum(x, x.dtype.type(0))
 
 
-def _int_bound(value: float, rounding, info) -> int:
+def _int_bound(value: float, rounding: Callable[[float], int], info: np.iinfo) -> int:
     """A float bound as an integer of the type: rounded (ceil for min, floor for max), saturated."""
     if value <= info.min:
         return int(info.min)
@@ -99,7 +100,7 @@ class Clamp(Activation):
         if not self.min <= self.max:
             raise FormatError(f"min {self.min} must not be above max {self.max}", self.where)
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
         if x.dtype.kind in "iu":
             info = np.iinfo(x.dtype)
@@ -123,7 +124,7 @@ class Elu(Activation):
     INT = "native"
     alpha = Attr("float")
 
-    def f(self, x, extra):
+    def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         if x.dtype.kind in "iu":
             neg = np.rint(self.alpha * np.expm1(np.minimum(x, 0).astype(np.float64)))
             return np.where(x < 0, cast(neg, from_numpy(x.dtype)), x)
@@ -143,10 +144,10 @@ class Gelu2(Activation):
     VERSIONS = (2,)
     approximation_mode = "erf"
 
-    def kernel(self):
+    def kernel(self) -> str | None:
         return "gelu_erf" if self.approximation_mode == "erf" else None
 
-    def f(self, x, extra):
+    def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         if self.approximation_mode == "tanh":
             # 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3): no cancellation
             return x / (1.0 + np.exp(-_TANH_SCALE * (x + 0.044715 * (x * x * x))))
@@ -171,7 +172,7 @@ class Sigmoid(Activation):
     INT = "native"
     KERNEL = "sigmoid"
 
-    def f(self, x, extra):
+    def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         if x.dtype.kind in "iu":
             return (x > 0).astype(x.dtype)
         e = np.exp(-np.abs(x))
@@ -199,10 +200,10 @@ class Swish(Activation):
     INPUTS = (1, 2)
     KERNEL = "swish"
 
-    def kernel_args(self, inputs):
+    def kernel_args(self, inputs: list[np.ndarray]) -> tuple:
         return (float(np.asarray(inputs[1], np.float64).reshape(())) if len(inputs) > 1 else 1.0,)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         if len(inputs) == 2:
             x, beta = inputs
             if beta.dtype != x.dtype:
@@ -213,7 +214,7 @@ class Swish(Activation):
                 )
         return super().infer(inputs[:1])
 
-    def f(self, x, extra):
+    def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         beta = np.asarray(extra[0], np.float64).reshape(()) if extra else 1.0
         return x / (1.0 + np.exp(-beta * x))
 
@@ -228,7 +229,7 @@ class HSwish(Activation):
     INT = "rint"
     KERNEL = "hswish"
 
-    def f(self, x, extra):
+    def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         return x * np.clip(x + 3.0, 0.0, 6.0) / 6.0
 
 
@@ -242,7 +243,7 @@ class HSigmoid(Activation):
     INT = "rint"
     KERNEL = "hsigmoid"
 
-    def f(self, x, extra):
+    def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         return np.clip(x + 3.0, 0.0, 6.0) / 6.0
 
 
@@ -258,7 +259,7 @@ class Mish(Activation):
     TYPE = "Mish"
     VERSIONS = (4,)
 
-    def f(self, x, extra):
+    def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         return x * np.tanh(_softplus(x))
 
 
@@ -279,7 +280,7 @@ class SoftPlus(Activation):
     TYPE = "SoftPlus"
     VERSIONS = (4,)
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         start = _SOFTPLUS_FROM[sig.ins[0]]
         return [self.evaluate(lambda v: np.where(v < start, _softplus(v), v), inputs[0], sig.outs[0])]
 
@@ -291,7 +292,7 @@ class SoftSign(Activation):
     TYPE = "SoftSign"
     VERSIONS = (9,)
 
-    def f(self, x, extra):
+    def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         return x / (1.0 + np.abs(x))
 
 
@@ -324,7 +325,7 @@ class PRelu(Op):
     INPUTS = (2, 2)
     SAME_SHAPE = True
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         x, slope = inputs
         self.require_dtype(x, _NUMBERS, "data")
         self.require_dtype(slope, _NUMBERS, "slope")
@@ -334,7 +335,7 @@ class PRelu(Op):
             raise ShapeInferenceError(e.message, self.where) from None
         return [TensorSpec(x.dtype, x.shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x, slope = inputs
         et = sig.outs[0]
         if sig.ins[1] != sig.ins[0]:
@@ -359,7 +360,7 @@ class HardSigmoid(Activation):
     DTYPES = _NUMBERS
     INPUTS = (3, 3)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         x = inputs[0]
         for name, spec in zip(("alpha", "beta"), inputs[1:]):
             if spec.dtype != x.dtype:
@@ -370,7 +371,7 @@ class HardSigmoid(Activation):
                 )
         return super().infer(inputs[:1])
 
-    def f(self, x, extra):
+    def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         alpha, beta = (np.asarray(v).reshape(()).astype(x.dtype) for v in extra)
         v = alpha * x + beta
         m = np.where(v < 1, v, x.dtype.type(1))
@@ -386,25 +387,25 @@ class Selu(Activation):
     TYPE = "Selu"
     INPUTS = (3, 3)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         self.require_same_dtype(inputs)
         return super().infer(inputs[:1])
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x, alpha, lam = inputs
         if alpha.size == 1 and lam.size == 1:
             return super().compute(inputs, sig)
         v = x.astype(np.float64)  # parameters cycle over the flat elements: no blocks
         return [finish(self.f(v, (_cyclic(alpha, x.shape), _cyclic(lam, x.shape))), sig.outs[0])]
 
-    def f(self, x, extra):
+    def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         alpha, lam = (np.asarray(v, np.float64) for v in extra)
         alpha, lam = (v.reshape(()) if v.size == 1 else v for v in (alpha, lam))
         # + 0.0: the reference's e^x - 1 is +0.0 at x = -0.0, expm1 gives -0.0
         return lam * np.where(x > 0, x, alpha * np.expm1(x) + 0.0)
 
 
-def _cyclic(values: np.ndarray, shape) -> np.ndarray:
+def _cyclic(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """values[i % size] over the flat elements of a tensor of `shape`."""
     if values.size == 0:
         raise ExecutionError("Selu's alpha and lambda must not be empty")

@@ -18,7 +18,7 @@ from ..errors import ShapeInferenceError
 from ..kernels.normalize import attention_softmax_out, softmax, softmax_out
 from ..shapes import TensorSpec, broadcast_shapes
 from .attrs import Attr
-from .base import Op
+from .base import Op, Sig
 from .common import finish
 from .registry import register
 
@@ -30,7 +30,7 @@ class ScaledDotProductAttention(Op):
     INPUTS = (3, 5)
     causal = Attr("bool", False)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         q, k, v = inputs[:3]
         self.require_dtype(q, FLOAT_TYPES, "query")
         if q.shape is None or k.shape is None or v.shape is None:
@@ -50,7 +50,7 @@ class ScaledDotProductAttention(Op):
         batch = broadcast_shapes(shapes)
         return [TensorSpec(q.dtype, None if batch is None else tuple(batch) + (L, v.shape[-1]))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         q, k, v = (x.astype(np.float32) if x.dtype == np.float16 else x for x in inputs[:3])
         e = q.shape[-1]
         scale = inputs[4].reshape(()).astype(np.float64) if len(inputs) > 4 else 1.0 / math.sqrt(e)

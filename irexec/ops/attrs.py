@@ -10,7 +10,7 @@ str to a set of lowercase values (the value is lowercased before the check).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..dtypes import UnknownElementType, UnsupportedElementType, parse_element_type
@@ -84,7 +84,9 @@ class Attr:
     """A declared attribute: its kind, default (absent = required), XML name when it differs
     from the field name, and the allowed values of a str attribute."""
 
-    def __init__(self, kind: str, default: Any = MISSING, *, xml: str | None = None, choices=None):
+    def __init__(
+        self, kind: str, default: Any = MISSING, *, xml: str | None = None, choices: Iterable[str] | None = None
+    ) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown attribute kind {kind!r}")
         self.kind = kind
@@ -93,7 +95,7 @@ class Attr:
         self.field = xml
         self.choices = None if choices is None else tuple(choices)
 
-    def __set_name__(self, owner, name: str) -> None:
+    def __set_name__(self, owner: type, name: str) -> None:
         self.field = name
         if self.xml is None:
             self.xml = name

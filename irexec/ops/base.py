@@ -8,7 +8,9 @@ the op after it is built, so one op object serves every thread.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Hashable, Iterable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -16,6 +18,8 @@ from ..dtypes import UnsupportedElementType, bits
 from ..errors import FormatError, UnsupportedDtypeError
 from ..shapes import TensorSpec
 from .attrs import Attr
+
+_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ class Op:
     SAME_SHAPE = False  # output 0 has input 0's dims (interval bounds carry over)
     ATTRS: dict[str, Attr] = {}  # field name -> Attr, collected from the class and its bases
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         attrs: dict[str, Attr] = {}
         for klass in reversed(cls.__mro__):
@@ -70,7 +74,7 @@ class Op:
         if m < lo or (hi is not None and m > hi):
             raise FormatError(f"has {m} output ports, expected {_count_text(lo, hi)}", self.where)
 
-    def _parse_attr(self, spec: Attr, text: str | None):
+    def _parse_attr(self, spec: Attr, text: str | None) -> Any:
         if text is None:
             if spec.required:
                 raise FormatError(f"missing attribute {spec.xml!r}", self.where)
@@ -84,7 +88,7 @@ class Op:
         except ValueError as e:
             raise FormatError(f"attribute {spec.xml}={text!r} is malformed ({e})", self.where) from None
 
-    def attr_values(self) -> dict:
+    def attr_values(self) -> dict[str, Any]:
         """The parsed attributes by XML name (for reports and debugging)."""
         return {spec.xml: getattr(self, name) for name, spec in self.ATTRS.items()}
 
@@ -98,7 +102,7 @@ class Op:
     # helpers for subclasses
     REMEMBERED = 64  # facts an op keeps per kind (input shapes seen by one layer are few)
 
-    def remembered(self, kind: str, key, compute):
+    def remembered(self, kind: str, key: Hashable, compute: Callable[[], _V]) -> _V:
         """compute(), remembered per `key` for this layer: run-time facts that depend only on
         operand shapes (a reshape's result shape, a convolution's geometry, a broadcast that
         passed its check). Deterministic, so threads racing on a miss store the same value."""
@@ -112,14 +116,14 @@ class Op:
             table[key] = value
         return value
 
-    def check_output(self, shape, et: str, sig: Sig) -> None:
+    def check_output(self, shape: tuple[int, ...], et: str, sig: Sig) -> None:
         """Refuse, before allocating, an output whose size is only known at run time (a static
         output was checked at load)."""
         if sig.static:
             return
         self.context.limits.check_tensor(shape, bits(et) / 8, "output", self.where)
 
-    def require_dtype(self, spec: TensorSpec, allowed, what: str = "input") -> None:
+    def require_dtype(self, spec: TensorSpec, allowed: Collection[str], what: str = "input") -> None:
         if spec.dtype not in allowed:
             raise UnsupportedDtypeError(
                 f"{what} has element type {spec.dtype}, which {self.TYPE} does not accept "
@@ -127,7 +131,7 @@ class Op:
                 self.where,
             )
 
-    def require_same_dtype(self, inputs: list[TensorSpec], which=None) -> str:
+    def require_same_dtype(self, inputs: list[TensorSpec], which: Iterable[int] | None = None) -> str:
         """All the listed operands (default: all) share one element type; returns it."""
         idx = range(len(inputs)) if which is None else which
         first = None

@@ -21,6 +21,8 @@ computed in float32 (or float64) and rounded once.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 
 from ..dtypes import FLOAT_TYPES, INT_TYPES, NUMERIC_TYPES, SUB_BYTE_TYPES, cast, numpy_dtype
@@ -29,7 +31,7 @@ from ..kernels.reduce import mean_broadcast
 from ..shapes import Shape, TensorSpec, broadcast_dims, broadcast_shapes, format_shape
 from ..special import erf
 from .attrs import Attr
-from .base import Op
+from .base import Op, Sig
 from .common import finish
 from .registry import register
 
@@ -92,7 +94,7 @@ class Broadcasting(Op):
     auto_broadcast = Attr("str", "numpy", choices=AUTO_BROADCAST)
     TARGET = 0  # the operand pdpd broadcasts the others into
 
-    def aligned(self, arrays: list) -> list:
+    def aligned(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         """The operands as numpy broadcasts them: for pdpd, trailing 1s make the others' dims
         line up with the target's first dims."""
         if self.auto_broadcast != "pdpd":
@@ -103,7 +105,7 @@ class Broadcasting(Op):
     def result_shape(self, shapes: list[Shape]) -> Shape:
         return broadcast_rule(self.auto_broadcast, shapes)
 
-    def check_run_shape(self, arrays, sig) -> None:
+    def check_run_shape(self, arrays: list[np.ndarray], sig: Sig) -> None:
         """Operand shapes known only at run time: they must broadcast, and the result fit the limits
         (static shapes were checked at load)."""
         if sig.static:
@@ -111,7 +113,7 @@ class Broadcasting(Op):
         shapes = tuple(a.shape for a in arrays)
         self.remembered("checked", (shapes, sig.outs[0]), lambda: self._check_shapes(shapes, sig))
 
-    def _check_shapes(self, shapes, sig) -> bool:
+    def _check_shapes(self, shapes: tuple[tuple[int, ...], ...], sig: Sig) -> bool:
         """The run-time check (raises); remembered once passed: the limits do not change."""
         try:
             shape = self.result_shape(list(shapes))
@@ -129,12 +131,12 @@ class Binary(Broadcasting):
     RESULT: str | None = None  # the result's element type when it is not the operands'
     INT_DIVISOR = False  # an integer zero in the second operand is an error
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         self.require_dtype(inputs[0], self.DTYPES, "input 0")
         et = self.require_same_dtype(inputs)
         return [TensorSpec(self.RESULT or et, self.result_shape([s.shape for s in inputs]))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         self.check_run_shape(inputs, sig)
         a, b = self.aligned(inputs)
         if self.INT_DIVISOR and a.dtype.kind in "iu" and np.any(b == 0):
@@ -142,7 +144,7 @@ class Binary(Broadcasting):
         # floating-point warnings are off around every compute (executor, shape inference)
         return [finish(np.asarray(self.apply(a, b)), sig.outs[0])]
 
-    def apply(self, a, b):
+    def apply(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return self.fn(a, b)
 
 
@@ -168,7 +170,7 @@ class Divide(Binary):
     INT_DIVISOR = True
     m_pythondiv = Attr("bool", True)
 
-    def apply(self, a, b):
+    def apply(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if a.dtype.kind not in "iu":
             return np.divide(a, b)
         if self.m_pythondiv:
@@ -184,7 +186,7 @@ class Power(Binary):
 
     TYPE = "Power"
 
-    def apply(self, a, b):
+    def apply(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if a.dtype.kind in "iu" and np.any(b < 0):
             return np.trunc(np.power(a.astype(np.float64), b.astype(np.float64)))  # converted by finish
         return np.power(a, b)
@@ -254,11 +256,11 @@ class Select(Broadcasting):
     INPUTS = (3, 3)
     TARGET = 1
 
-    def result_shape(self, shapes):
+    def result_shape(self, shapes: list[Shape]) -> Shape:
         cond, then, other = shapes
         return broadcast_rule(self.auto_broadcast, [then, other, cond])
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         cond, a, b = inputs
         if cond.dtype != "boolean":
             raise FormatError(f"condition has element type {cond.dtype}; boolean is required", self.where)
@@ -266,7 +268,7 @@ class Select(Broadcasting):
             raise FormatError(f"then/else have element types {a.dtype} and {b.dtype}; they must match", self.where)
         return [TensorSpec(a.dtype, self.result_shape([s.shape for s in inputs]))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         self.check_run_shape(inputs, sig)
         cond, a, b = self.aligned(inputs)
         return [np.where(cond, a, b)]
@@ -305,11 +307,11 @@ class Unary(Op):
     INT = "native"
     F64 = False
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         self.require_dtype(inputs[0], self.DTYPES)
         return [TensorSpec(inputs[0].dtype, inputs[0].shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
         et = sig.outs[0]
         extra = inputs[1:]
@@ -322,7 +324,7 @@ class Unary(Op):
             return [cast(_INT_ROUNDING[self.INT](y), et)]
         return [self.evaluate(lambda v: self.f(v, extra), x, et)]
 
-    def evaluate(self, fn, x: np.ndarray, et: str) -> np.ndarray:
+    def evaluate(self, fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray, et: str) -> np.ndarray:
         """fn on float x in the working precision, rounded once to et."""
         work = np.float64 if (self.F64 or x.dtype == np.float64) else np.float32
         if work is np.float32 or x.size <= _BLOCK:
@@ -333,7 +335,7 @@ class Unary(Op):
             out[i : i + _BLOCK] = finish(np.asarray(fn(flat[i : i + _BLOCK].astype(np.float64))), et)
         return out.reshape(x.shape)
 
-    def f(self, x: np.ndarray, extra) -> np.ndarray:
+    def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         """The function on a float64/float32 array (or the integers, for INT "native"); `extra`
         holds the operands after the first."""
         return self.fn(x)
@@ -389,7 +391,7 @@ class Round(Unary):
     INT = "same"
     mode = Attr("str", "half_to_even", choices=("half_to_even", "half_away_from_zero"))
 
-    def f(self, x, extra):
+    def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         return np.rint(x) if self.mode == "half_to_even" else round_half_away(x)
 
 
@@ -398,11 +400,11 @@ class _Predicate(Unary):
 
     DTYPES = FLOAT_TYPES
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         self.require_dtype(inputs[0], self.DTYPES)
         return [TensorSpec("boolean", inputs[0].shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         return [np.asarray(self.f(inputs[0], ()))]
 
 
@@ -427,7 +429,7 @@ class IsInf(_Predicate):
     detect_negative = Attr("bool", True)
     detect_positive = Attr("bool", True)
 
-    def f(self, x, extra):
+    def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         out = np.zeros(x.shape, bool)
         if self.detect_positive:
             out |= x == np.inf
@@ -447,12 +449,12 @@ class Mean(Op):
     VERSIONS = ("onnx",)
     INPUTS = (1, None)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         for i, spec in enumerate(inputs):
             self.require_dtype(spec, FLOAT_TYPES, f"input {i}")
         et = self.require_same_dtype(inputs)
         return [TensorSpec(et, broadcast_shapes([s.shape for s in inputs]))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         self.check_output(np.broadcast_shapes(*(x.shape for x in inputs)), sig.outs[0], sig)
         return [mean_broadcast(list(inputs), sig.outs[0])]

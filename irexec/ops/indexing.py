@@ -17,7 +17,7 @@ from ..dtypes import numpy_dtype
 from ..errors import ExecutionError, FormatError, ShapeInferenceError
 from ..shapes import TensorSpec, elements, with_elements
 from .attrs import Attr
-from .base import Op
+from .base import Op, Sig
 from .common import AXES_TYPES, check_axis, const_ints
 from .registry import register
 
@@ -29,10 +29,10 @@ class _GatherBase(Op):
     NEGATIVE = False  # Gather-8: negative indices count from the end
     ZERO_OUT_OF_RANGE = False
 
-    def _batch_dims(self):
+    def _batch_dims(self) -> int:
         return 0
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data, idx, axis_spec = inputs
         if idx.dtype not in AXES_TYPES:
             raise FormatError(f"indices have element type {idx.dtype}", self.where)
@@ -65,7 +65,7 @@ class _GatherBase(Op):
                 return [with_elements(data.dtype, shape, picked)]
         return [TensorSpec(data.dtype, shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, idx, axis_arr = inputs
         a = check_axis(self, int(np.asarray(axis_arr).reshape(-1)[0]), data.ndim)
         b = self._batch_dims()
@@ -121,7 +121,7 @@ class Gather7(_GatherBase):
     VERSIONS = (7,)
     batch_dims = Attr("int", 0)
 
-    def _batch_dims(self):
+    def _batch_dims(self) -> int:
         return self.batch_dims
 
 
@@ -138,7 +138,7 @@ class _GatherNDBase(Op):
     batch_dims = Attr("int", 0)
     FLAT_BATCH = True  # GatherND-5 flattens the batch dims into one; v8 keeps them
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data, idx = inputs
         if idx.dtype not in AXES_TYPES:
             raise FormatError(f"indices have element type {idx.dtype}", self.where)
@@ -156,7 +156,7 @@ class _GatherNDBase(Op):
             lead = tuple(batch)
         return [TensorSpec(data.dtype, lead + tuple(idx.shape[b:-1]) + tuple(data.shape[b + k :]))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, idx = inputs
         b = self.batch_dims
         k = idx.shape[-1]
@@ -199,7 +199,7 @@ class GatherElements(Op):
     INPUTS = (2, 2)
     axis = Attr("int")
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data, idx = inputs
         if idx.dtype not in AXES_TYPES:
             raise FormatError(f"indices have element type {idx.dtype}", self.where)
@@ -207,7 +207,7 @@ class GatherElements(Op):
             raise ShapeInferenceError("data and indices must have the same rank", self.where)
         return [TensorSpec(data.dtype, idx.shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, idx = inputs
         a = check_axis(self, self.axis, data.ndim)
         n = data.shape[a]
@@ -226,10 +226,10 @@ class ScatterUpdate(Op):
     INPUTS = (4, 4)
     SAME_SHAPE = True
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         return [TensorSpec(inputs[0].dtype, inputs[0].shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, idx, upd, axis_arr = inputs
         a = check_axis(self, int(np.asarray(axis_arr).reshape(-1)[0]), data.ndim)
         n = data.shape[a]
@@ -254,7 +254,7 @@ class _ScatterNDBase(Op):
     INPUTS = (3, 3)
     SAME_SHAPE = True
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data, idx, upd = inputs
         if idx.dtype not in AXES_TYPES:
             raise FormatError(f"indices have element type {idx.dtype}", self.where)
@@ -262,7 +262,7 @@ class _ScatterNDBase(Op):
             raise FormatError(f"updates have element type {upd.dtype}, data {data.dtype}", self.where)
         return [TensorSpec(data.dtype, data.shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, idx, upd = inputs
         k = idx.shape[-1]
         dims = np.array(data.shape[:k], np.int64)
@@ -313,7 +313,7 @@ class _TopKBase(Op):
     index_element_type = Attr("etype", "i32")
     stable = False
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data, k_spec = inputs
         k = const_ints(self, k_spec, "k")
         et = self.index_element_type
@@ -331,7 +331,7 @@ class _TopKBase(Op):
             shape[a] = k[0] if data.shape[a] is None else min(k[0], data.shape[a])
         return [TensorSpec(data.dtype, tuple(shape)), TensorSpec(et, tuple(shape))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, k_arr = inputs
         a = check_axis(self, self.axis, data.ndim)
         k = min(int(np.asarray(k_arr).reshape(-1)[0]), data.shape[a])
@@ -379,13 +379,13 @@ class NonZero(Op):
     VERSIONS = (3,)
     output_type = Attr("etype", "i64")
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         x = inputs[0]
         if self.output_type not in ("i32", "i64"):
             raise FormatError(f"output_type={self.output_type} must be i32 or i64", self.where)
         return [TensorSpec(self.output_type, (None if x.shape is None else len(x.shape), None))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
         dt = numpy_dtype(sig.outs[0])
         if x.ndim == 0:

@@ -7,21 +7,24 @@ antialias is refused with a clear error. numpy, float64 weights, rounded once.
 from __future__ import annotations
 
 import math
+from typing import TypeVar
 
 import numpy as np
 
 from ..dtypes import FLOAT_TYPES, NUMERIC_TYPES
 from ..errors import FormatError, ShapeInferenceError, UnsupportedOpError
-from ..shapes import TensorSpec, elements, normalize_axes
+from ..shapes import Dim, TensorSpec, elements, normalize_axes
 from .attrs import Attr
-from .base import Op
+from .base import Op, Sig
 from .common import finish
 from .registry import register
 
 _EPS = 1e-5  # OpenVINO's epsilon when scales give the output size
 
+_T = TypeVar("_T", TensorSpec, np.ndarray)  # the inputs: specs (infer) or arrays (compute)
 
-def _source(x, out_len, in_len, scale, mode):
+
+def _source(x: np.ndarray, out_len: int, in_len: int, scale: float, mode: str) -> np.ndarray:
     if mode == "half_pixel":
         return (x + 0.5) / scale - 0.5
     if mode == "pytorch_half_pixel":
@@ -35,7 +38,7 @@ def _source(x, out_len, in_len, scale, mode):
     raise FormatError(f"coordinate_transformation_mode={mode!r} is not supported")
 
 
-def _nearest(c, mode, scale):
+def _nearest(c: np.ndarray, mode: str, scale: float) -> np.ndarray:
     if mode == "round_prefer_floor":
         return np.where(c == np.floor(c) + 0.5, np.floor(c), np.round(c))
     if mode == "round_prefer_ceil":
@@ -49,7 +52,7 @@ def _nearest(c, mode, scale):
     raise FormatError(f"nearest_mode={mode!r} is not supported")
 
 
-def _cubic_weights(t, a):
+def _cubic_weights(t: np.ndarray, a: float) -> list[np.ndarray]:
     ts = [t + 1, t, 1 - t, 2 - t]
     out = []
     for s in ts:
@@ -78,17 +81,19 @@ class _InterpolateBase(Op):
                 f"Interpolate with antialias={self.antialias} mode={self.mode} is not supported", self.where
             )
 
-    def _split_inputs(self, inputs):
+    def _split_inputs(self, inputs: list[_T]) -> tuple[_T, _T | None, _T | None, _T | None]:
         """(data, sizes, scales, axes) specs or arrays; None where absent."""
         raise NotImplementedError
 
-    def _padded_dims(self, shape):
+    def _padded_dims(self, shape: tuple[Dim, ...]) -> tuple[list[Dim], list[int], list[int]]:
         rank = len(shape)
         pb = list(self.pads_begin) + [0] * (rank - len(self.pads_begin))
         pe = list(self.pads_end) + [0] * (rank - len(self.pads_end))
         return [None if d is None else d + b + e for d, b, e in zip(shape, pb, pe)], pb, pe
 
-    def _targets(self, dims, sizes, scales, axes):
+    def _targets(
+        self, dims: list[Dim], sizes: list | None, scales: list[float] | None, axes: list[int] | None
+    ) -> tuple[list[Dim], list[int], dict[int, float | None]]:
         rank = len(dims)
         axes = list(range(rank)) if axes is None else list(normalize_axes(axes, rank))
         out = list(dims)
@@ -109,7 +114,7 @@ class _InterpolateBase(Op):
                 out[a] = None if dims[a] is None else int(math.floor(dims[a] * s + _EPS))
         return out, axes, used_scales
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data, sizes, scales, axes = self._split_inputs(inputs)
         self.require_dtype(data, NUMERIC_TYPES)
         if data.shape is None:
@@ -123,7 +128,7 @@ class _InterpolateBase(Op):
         out, _, _ = self._targets(dims, sz, sc, ax)
         return [TensorSpec(data.dtype, tuple(out))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, sizes, scales, axes = self._split_inputs(inputs)
         x = data.astype(np.float64)
         dims, pb, pe = self._padded_dims(data.shape)
@@ -143,7 +148,7 @@ class _InterpolateBase(Op):
             return [finish(x, sig.outs[0])]
         return [finish(np.rint(x) if self.mode != "nearest" else x, sig.outs[0])]
 
-    def _resize_axis(self, x, a, n_in, n_out, scale):
+    def _resize_axis(self, x: np.ndarray, a: int, n_in: int, n_out: int, scale: float) -> np.ndarray:
         pos = np.arange(n_out, dtype=np.float64)
         c = _source(pos, n_out, n_in, scale, self.coordinate_transformation_mode)
         if self.mode == "nearest":
@@ -174,7 +179,7 @@ class Interpolate4(_InterpolateBase):
     VERSIONS = (4,)
     INPUTS = (3, 4)
 
-    def _split_inputs(self, inputs):
+    def _split_inputs(self, inputs: list[_T]) -> tuple[_T, _T | None, _T | None, _T | None]:
         return inputs[0], inputs[1], inputs[2], inputs[3] if len(inputs) > 3 else None
 
 
@@ -186,7 +191,7 @@ class Interpolate11(_InterpolateBase):
     VERSIONS = (11,)
     INPUTS = (2, 3)
 
-    def _split_inputs(self, inputs):
+    def _split_inputs(self, inputs: list[_T]) -> tuple[_T, _T | None, _T | None, _T | None]:
         second = inputs[1]
         axes = inputs[2] if len(inputs) > 2 else None
         if self.shape_calculation_mode == "sizes":

@@ -14,7 +14,7 @@ from ..dtypes import NUMERIC_TYPES
 from ..errors import FormatError, ShapeInferenceError
 from ..shapes import TensorSpec, broadcast_shapes, format_shape
 from .attrs import Attr
-from .base import Op
+from .base import Op, Sig
 from .common import finish
 from .registry import register
 
@@ -34,7 +34,7 @@ class MatMul(Op):
     transpose_a = Attr("bool", False)
     transpose_b = Attr("bool", False)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         a, b = inputs
         self.require_dtype(a, NUMERIC_TYPES, "input 0")
         et = self.require_same_dtype(inputs)
@@ -63,7 +63,7 @@ class MatMul(Op):
         out = list(batch) + ([] if a1 else [sa[-2]]) + ([] if b1 else [sb[-1]])
         return [TensorSpec(et, tuple(out))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         a, b = (_wide(x) for x in inputs)
         if self.transpose_a and a.ndim > 1:
             a = np.swapaxes(a, -1, -2)
@@ -85,7 +85,7 @@ class Einsum(Op):
     INPUTS = (1, None)
     equation = Attr("str")
 
-    def _parse(self, n_inputs):
+    def _parse(self, n_inputs: int) -> tuple[list[list[str]], list[str]]:
         eq = self.equation.replace(" ", "")
         lhs, arrow, rhs = eq.partition("->")
         terms = lhs.split(",")
@@ -105,7 +105,7 @@ class Einsum(Op):
             out = (["..."] if "..." in counts else []) + sorted(k for k, c in counts.items() if c == 1 and k != "...")
         return parsed, out
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         et = self.require_same_dtype(inputs)
         parsed, out = self._parse(len(inputs))
         if any(s.shape is None for s in inputs):
@@ -138,6 +138,6 @@ class Einsum(Op):
                 shape.append(dims.get(lab))
         return [TensorSpec(et, tuple(shape))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         eq = self.equation.replace(" ", "")
         return [finish(np.asarray(np.einsum(eq, *(_wide(x) for x in inputs))), sig.outs[0])]

@@ -5,18 +5,19 @@ Unsqueeze, ...). Shapes are checked by pure rules; computes return views where n
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
 from ..errors import FormatError, ShapeInferenceError
-from ..shapes import TensorSpec, format_shape, normalize_axes
+from ..shapes import Dim, Shape, TensorSpec, format_shape, normalize_axes
 from .attrs import Attr
-from .base import Op
+from .base import Op, Sig
 from .common import AXES_TYPES, check_axis, const_ints
 from .registry import parse_version, register
 
 
-def _axes_value(op: Op, spec: TensorSpec):
+def _axes_value(op: Op, spec: TensorSpec) -> np.ndarray | None:
     if spec.dtype not in AXES_TYPES:
         raise FormatError(f"axes have element type {spec.dtype}; an integer type is required", op.where)
     if spec.rank is not None and spec.rank > 1:
@@ -33,7 +34,7 @@ class Squeeze(Op):
     INPUTS = (1, 2)
     allow_axis_skip = Attr("bool", False)
 
-    def _kept(self, spec: TensorSpec, axes_value) -> list[int]:
+    def _kept(self, spec: TensorSpec, axes_value: np.ndarray | None) -> list[int]:
         """The dims that stay. An axis whose dim cannot be 1 is ignored and the dim copied as is
         (OpenVINO Squeeze-1 and Squeeze-15 since 2024.3); a dynamic dim at a listed axis counts
         as 1 unless its interval excludes 1."""
@@ -42,12 +43,12 @@ class Squeeze(Op):
         gone = {i for i in normalize_axes(axes_value, len(spec.shape)) if spec.may_be_one(i)}
         return [i for i in range(len(spec.shape)) if i not in gone]
 
-    def _out(self, data: TensorSpec, axes_value) -> TensorSpec:
+    def _out(self, data: TensorSpec, axes_value: np.ndarray | None) -> TensorSpec:
         kept = self._kept(data, axes_value)
         bounds = None if data.bounds is None else tuple(data.bounds[i] for i in kept)
         return TensorSpec(data.dtype, tuple(data.shape[i] for i in kept), bounds=bounds)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data = inputs[0]
         if data.shape is None:
             return [TensorSpec(data.dtype, None)]
@@ -73,7 +74,7 @@ class Squeeze(Op):
             return [TensorSpec(data.dtype, None)]
         return [self._out(data, axes)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data = inputs[0]
         axes = None if len(inputs) == 1 or inputs[1].size == 0 else inputs[1]
         kept = self._kept(TensorSpec("f32", data.shape), axes)
@@ -88,7 +89,7 @@ class Unsqueeze(Op):
     VERSIONS = (1,)
     INPUTS = (2, 2)
 
-    def _unsqueezed(self, shape, axes_value):
+    def _unsqueezed(self, shape: tuple[Dim, ...], axes_value: np.ndarray) -> tuple[Dim, ...]:
         out_rank = len(shape) + len(set(np.asarray(axes_value).reshape(-1).tolist()))
         axes = normalize_axes(axes_value, out_rank)
         if len(axes) + len(shape) != out_rank:
@@ -96,14 +97,14 @@ class Unsqueeze(Op):
         it = iter(shape)
         return tuple(1 if i in axes else next(it) for i in range(out_rank))
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data = inputs[0]
         axes = _axes_value(self, inputs[1])
         if data.shape is None or axes is None:
             return [TensorSpec(data.dtype, None)]
         return [TensorSpec(data.dtype, self._unsqueezed(data.shape, axes))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         return [inputs[0].reshape(self._unsqueezed(inputs[0].shape, inputs[1]))]
 
 
@@ -116,7 +117,7 @@ class Reshape(Op):
     INPUTS = (2, 2)
     special_zero = Attr("bool", False)
 
-    def _target(self, shape, target):
+    def _target(self, shape: Shape, target: np.ndarray) -> tuple[Dim, ...]:
         t = [int(v) for v in np.asarray(target).reshape(-1).tolist()]
         out: list = []
         minus = [i for i, v in enumerate(t) if v == -1]
@@ -149,7 +150,7 @@ class Reshape(Op):
             raise ShapeInferenceError(f"cannot reshape {format_shape(shape)} to {t}", self.where)
         return tuple(out)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data, target = inputs
         tv = _axes_value(self, target)
         if tv is None and target.partial is not None and not self.special_zero:
@@ -162,14 +163,14 @@ class Reshape(Op):
             return [TensorSpec(data.dtype, None)]
         return [TensorSpec(data.dtype, self._target(data.shape, tv))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, target = inputs
         key = (data.shape, target.dtype.char, target.tobytes())
         shape = self.remembered("shape", key, lambda: tuple(self._target(data.shape, target)))
         return [data.reshape(shape)]
 
 
-def _same_dtype(op: Op, inputs) -> str:
+def _same_dtype(op: Op, inputs: list[TensorSpec]) -> str:
     return op.require_same_dtype(inputs)
 
 
@@ -181,7 +182,7 @@ class Transpose(Op):
     VERSIONS = (1,)
     INPUTS = (2, 2)
 
-    def _order(self, order, rank):
+    def _order(self, order: list[int], rank: int) -> list[int]:
         if not order:
             return list(range(rank - 1, -1, -1))
         norm = [o + rank if o < 0 else o for o in order]
@@ -189,7 +190,7 @@ class Transpose(Op):
             raise ShapeInferenceError(f"order {order} is not a permutation of {rank} axes", self.where)
         return norm
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data, order = inputs
         o = const_ints(self, order, "order")
         if data.shape is None:
@@ -198,7 +199,7 @@ class Transpose(Op):
             return [TensorSpec(data.dtype, (None,) * len(data.shape))]
         return [TensorSpec(data.dtype, tuple(data.shape[i] for i in self._order(o, len(data.shape))))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, order = inputs
         return [np.transpose(data, self._order(order.reshape(-1).tolist(), data.ndim))]
 
@@ -212,7 +213,7 @@ class Concat(Op):
     INPUTS = (1, None)
     axis = Attr("int")
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         et = _same_dtype(self, inputs)
         ranks = {len(s.shape) for s in inputs if s.shape is not None}
         if len(ranks) > 1:
@@ -244,7 +245,7 @@ class Concat(Op):
                 return [with_elements(et, tuple(out), elems)]
         return [TensorSpec(et, tuple(out))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         return [np.concatenate(inputs, axis=self.axis)]
 
 
@@ -252,10 +253,10 @@ class _SplitBase(Op):
     INPUTS = (2, 3)
     OUTPUTS = (1, None)
 
-    def _lengths(self, dim, split_values):
+    def _lengths(self, dim: Dim, split_values: TensorSpec | None) -> list[Dim]:
         raise NotImplementedError
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data, axis_spec = inputs[0], inputs[1]
         ax = const_ints(self, axis_spec, "axis")
         n = len(self.layer.outputs)
@@ -272,7 +273,7 @@ class _SplitBase(Op):
             outs.append(TensorSpec(data.dtype, tuple(shape)))
         return outs
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data = inputs[0]
         a = check_axis(self, int(np.asarray(inputs[1]).reshape(-1)[0]), data.ndim)
         spec = TensorSpec("i64", (len(inputs[2]),), np.asarray(inputs[2])) if len(inputs) > 2 else None
@@ -290,7 +291,7 @@ class Split(_SplitBase):
     INPUTS = (2, 2)
     num_splits = Attr("int")
 
-    def _lengths(self, dim, _):
+    def _lengths(self, dim: Dim, _: TensorSpec | None) -> list[Dim]:
         n = self.num_splits
         if n < 1 or n != len(self.layer.outputs):
             raise FormatError(f"num_splits={n} but the layer has {len(self.layer.outputs)} outputs", self.where)
@@ -309,7 +310,7 @@ class VariadicSplit(_SplitBase):
     VERSIONS = (1,)
     INPUTS = (3, 3)
 
-    def _lengths(self, dim, lengths_spec):
+    def _lengths(self, dim: Dim, lengths_spec: TensorSpec | None) -> list[Dim]:
         lengths = const_ints(self, lengths_spec, "split_lengths")
         n = len(self.layer.outputs)
         if lengths is None:
@@ -338,7 +339,7 @@ class Tile(Op):
     VERSIONS = (1,)
     INPUTS = (2, 2)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data, rep = inputs
         r = const_ints(self, rep, "repeats")
         if data.shape is None:
@@ -353,7 +354,7 @@ class Tile(Op):
         reps = (1,) * (rank - len(r)) + tuple(r)
         return [TensorSpec(data.dtype, tuple(None if d is None else d * k for d, k in zip(dims, reps)))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, rep = inputs
         reps = [int(v) for v in rep.reshape(-1)]
         if any(v < 0 for v in reps):
@@ -374,14 +375,14 @@ class _BroadcastBase(Op):
 
     INPUTS = (2, 3)
 
-    def _target(self, spec: TensorSpec):
+    def _target(self, spec: TensorSpec) -> list | None:
         from ..shapes import elements
 
         if spec.dtype not in AXES_TYPES:
             raise FormatError(f"target_shape has element type {spec.dtype}", self.where)
         return elements(spec)
 
-    def _out(self, data_shape, target, axes_mapping):
+    def _out(self, data_shape: Shape, target: list[Dim] | None, axes_mapping: list[int] | None) -> Shape:
         mode = self.mode
         if mode == "explicit":
             if axes_mapping is None:
@@ -408,7 +409,7 @@ class _BroadcastBase(Op):
             out.append(t if t is not None else (d if d is not None and d != 1 else None))
         return tuple(out)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data, target = inputs[0], inputs[1]
         t = self._target(target)
         mapping = const_ints(self, inputs[2], "axes_mapping") if len(inputs) > 2 else None
@@ -421,7 +422,7 @@ class _BroadcastBase(Op):
             return [TensorSpec(data.dtype, (None,) * max(target.shape[0], len(data.shape)))]
         return [TensorSpec(data.dtype, out)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, target = inputs[0], [int(v) for v in inputs[1].reshape(-1)]
         if self.mode == "explicit":
             mapping = [int(v) for v in inputs[2].reshape(-1)]
@@ -434,13 +435,13 @@ class _BroadcastBase(Op):
         self.check_output(tuple(target), sig.outs[0], sig)
         try:
             return [np.broadcast_to(data, tuple(target))]
-        except ValueError:
+        except ValueError as e:
             raise ShapeInferenceError(
                 f"data {format_shape(data.shape)} does not broadcast to {target}", self.where
-            ) from None
+            ) from e
 
 
-def broadcast_partial(op, a, b):
+def broadcast_partial(op: Op, a: Sequence[Dim], b: Sequence[Dim]) -> tuple[Dim, ...]:
     rank = max(len(a), len(b))
     a = (1,) * (rank - len(a)) + tuple(a)
     b = (1,) * (rank - len(b)) + tuple(b)
@@ -491,8 +492,10 @@ class StridedSlice(Op):
     shrink_axis_mask = Attr("ints", ())
     ellipsis_mask = Attr("ints", ())
 
-    def _index(self, rank, begin, end, stride):
-        def bit(mask, i):
+    def _index(
+        self, rank: int, begin: list[int], end: list[int], stride: list[int] | None
+    ) -> list[slice | tuple[str, int] | None]:
+        def bit(mask: tuple[int, ...], i: int) -> bool:
             return i < len(mask) and mask[i] == 1
 
         n = len(begin)
@@ -519,7 +522,7 @@ class StridedSlice(Op):
             index.append(slice(b, e, stride[i]))
         return index
 
-    def _apply_shape(self, shape, index):
+    def _apply_shape(self, shape: tuple[Dim, ...], index: list[slice | tuple[str, int] | None]) -> tuple[Dim, ...]:
         out = []
         dim = 0
         for item in index:
@@ -542,7 +545,7 @@ class StridedSlice(Op):
         out.extend(shape[dim:])
         return tuple(out)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data = inputs[0]
         begin = const_ints(self, inputs[1], "begin")
         end = const_ints(self, inputs[2], "end")
@@ -566,7 +569,7 @@ class StridedSlice(Op):
                     return [with_elements(data.dtype, shape, sliced)]
         return [TensorSpec(data.dtype, shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data = inputs[0]
         begin = [int(v) for v in inputs[1].reshape(-1)]
         end = [int(v) for v in inputs[2].reshape(-1)]
@@ -577,7 +580,7 @@ class StridedSlice(Op):
         return [np.asarray(data[np_index])]
 
 
-def _slice_list(elems, index):
+def _slice_list(elems: list, index: list[slice | tuple[str, int] | None]) -> list | None:
     """Apply a 1-D StridedSlice index to a list (None when the index is not a plain 1-D slice)."""
     items = [i for i in index if i is not None]
     if len(items) != 1 or len(index) != 1:
@@ -596,7 +599,9 @@ class Slice(Op):
     VERSIONS = (8,)
     INPUTS = (4, 5)
 
-    def _index(self, rank, start, stop, step, axes):
+    def _index(
+        self, rank: int, start: list[int], stop: list[int], step: list[int], axes: list[int] | None
+    ) -> list[slice]:
         if axes is None:
             axes = list(range(len(start)))
         if not len(start) == len(stop) == len(step) == len(axes):
@@ -613,7 +618,7 @@ class Slice(Op):
             index[a] = slice(max(min(b, _BIG), -_BIG), max(min(e, _BIG), -_BIG), s)
         return index
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data = inputs[0]
         vals = [const_ints(self, s, n) for s, n in zip(inputs[1:], ("start", "stop", "step", "axes"))]
         if data.shape is None:
@@ -630,7 +635,7 @@ class Slice(Op):
                 return [with_elements(data.dtype, shape, elems[index[0]])]
         return [TensorSpec(data.dtype, shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data = inputs[0]
         vals = [[int(v) for v in x.reshape(-1)] for x in inputs[1:]]
         index = self._index(data.ndim, vals[0], vals[1], vals[2], vals[3] if len(vals) > 3 else None)
@@ -645,13 +650,13 @@ class _PadBase(Op):
     pad_mode = Attr("str", "constant", choices=("constant", "edge", "reflect", "symmetric"))
     NEGATIVE = False
 
-    def _pads(self, b, e, rank):
+    def _pads(self, b: list[int], e: list[int], rank: int) -> None:
         if len(b) != rank or len(e) != rank:
             raise ShapeInferenceError(f"pads {b} / {e} do not have {rank} values", self.where)
         if not self.NEGATIVE and any(v < 0 for v in b + e):
             raise ShapeInferenceError(f"Pad-1 pads must be non-negative, got {b} / {e}", self.where)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data = inputs[0]
         b = const_ints(self, inputs[1], "pads_begin")
         e = const_ints(self, inputs[2], "pads_end")
@@ -677,7 +682,7 @@ class _PadBase(Op):
             out.append(n)
         return [TensorSpec(data.dtype, tuple(out))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data = inputs[0]
         b = [int(v) for v in inputs[1].reshape(-1)]
         e = [int(v) for v in inputs[2].reshape(-1)]
@@ -716,7 +721,7 @@ class DepthToSpace(_BlockBase):
     TYPE = "DepthToSpace"
     VERSIONS = (1,)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         x = inputs[0]
         if x.shape is None:
             return [TensorSpec(x.dtype, None)]
@@ -732,7 +737,7 @@ class DepthToSpace(_BlockBase):
             )
         ]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
         n, c, *sp = x.shape
         k, bs = len(sp), self.block_size
@@ -753,7 +758,7 @@ class SpaceToDepth(_BlockBase):
     TYPE = "SpaceToDepth"
     VERSIONS = (1,)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         x = inputs[0]
         if x.shape is None:
             return [TensorSpec(x.dtype, None)]
@@ -770,7 +775,7 @@ class SpaceToDepth(_BlockBase):
             )
         ]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
         n, c, *sp = x.shape
         k, bs = len(sp), self.block_size
@@ -795,7 +800,7 @@ class ShuffleChannels(Op):
     axis = Attr("int", 1)
     group = Attr("int", 1)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         x = inputs[0]
         if x.shape is not None:
             a = check_axis(self, self.axis, len(x.shape))
@@ -803,7 +808,7 @@ class ShuffleChannels(Op):
                 raise ShapeInferenceError(f"dim {x.shape[a]} not divisible by group {self.group}", self.where)
         return [TensorSpec(x.dtype, x.shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
         a = check_axis(self, self.axis, x.ndim)
         c = x.shape[a]

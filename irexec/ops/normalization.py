@@ -25,7 +25,7 @@ class _SameShape(Op):
     SAME_SHAPE = True
     DTYPES = FLOAT_TYPES
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         self.require_dtype(inputs[0], self.DTYPES)
         return [TensorSpec(inputs[0].dtype, inputs[0].shape)]
 
@@ -39,7 +39,7 @@ class Softmax1(_SameShape):
     axis = Attr("int", 1)
     LOG = False
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         out = super().infer(inputs)
         if inputs[0].shape is not None:
             if self.VERSIONS == (1,) and self.axis < 0:
@@ -47,7 +47,7 @@ class Softmax1(_SameShape):
             check_axis(self, self.axis, len(inputs[0].shape))
         return out
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
         a = check_axis(self, self.axis, x.ndim)
         fast = softmax_out(x, a, self.LOG, x.dtype) if sig.outs[0] in ("f32", "f64") else None
@@ -69,7 +69,7 @@ class LogSoftmax(Softmax8):
     LOG = True
 
 
-def _normalize(x, axes, normalize_variance, eps, inside):
+def _normalize(x: np.ndarray, axes: tuple[int, ...], normalize_variance: bool, eps: float, inside: bool) -> np.ndarray:
     mean, var = moments(x, axes)
     d = x - mean
     if not normalize_variance:
@@ -77,7 +77,9 @@ def _normalize(x, axes, normalize_variance, eps, inside):
     return d / (np.sqrt(var + eps) if inside else np.sqrt(var) + eps)
 
 
-def _trailing_kernel(x, axes, eps, inside, normalize_variance, sig):
+def _trailing_kernel(
+    x: np.ndarray, axes: tuple[int, ...], eps: float, inside: bool, normalize_variance: bool, sig: Sig
+) -> np.ndarray | None:
     """MVN over trailing axes (LayerNorm's last axis, (C,H,W) of NCHW, ...) as rows of the
     kernels, when they pay; None otherwise."""
     k = x.ndim - len(axes)
@@ -101,12 +103,12 @@ class MVN1(_SameShape):
     eps = Attr("float")
     reduction_axes = Attr("ints", None)
 
-    def _axes(self, rank):
+    def _axes(self, rank: int) -> tuple[int, ...]:
         if self.reduction_axes is not None:
             return normalize_axes(self.reduction_axes, rank)
         return tuple(range(1 if self.across_channels else 2, rank))
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
         axes = self._axes(x.ndim)
         fast = _trailing_kernel(x, axes, self.eps, True, self.normalize_variance, sig)
@@ -126,14 +128,14 @@ class MVN6(_SameShape):
     eps = Attr("float")
     eps_mode = Attr("str", choices=("inside_sqrt", "outside_sqrt"))
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         out = super().infer(inputs[:1])
         axes = const_ints(self, inputs[1], "axes")
         if axes is not None and inputs[0].shape is not None:
             normalize_axes(axes, len(inputs[0].shape))
         return out
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x, axes = inputs
         norm = normalize_axes(axes, x.ndim)
         fast = _trailing_kernel(x, norm, self.eps, self.eps_mode == "inside_sqrt", self.normalize_variance, sig)
@@ -154,7 +156,7 @@ class GroupNormalization(_SameShape):
     num_groups = Attr("int")
     epsilon = Attr("float")
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         x = inputs[0]
         if self.num_groups < 1:
             raise FormatError(f"num_groups={self.num_groups} must be positive", self.where)
@@ -162,7 +164,7 @@ class GroupNormalization(_SameShape):
             raise ShapeInferenceError(f"{x.shape[1]} channels do not split into {self.num_groups} groups", self.where)
         return super().infer(inputs[:1])
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x, scale, bias = inputs
         n, c = x.shape[0], x.shape[1]
         if sig.outs[0] in ("f32", "f64") and x.size:
@@ -186,7 +188,7 @@ class NormalizeL2(_SameShape):
     eps = Attr("float")
     eps_mode = Attr("str", choices=("add", "max"))
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x, axes = inputs
         norm = normalize_axes(axes, x.ndim)
         v = x.astype(np.float64)
@@ -200,10 +202,10 @@ class _BatchNorm(_SameShape):
     epsilon = Attr("float")
     ORDER = (0, 1, 2, 3, 4)  # positions of data, gamma, beta, mean, variance
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         return super().infer([inputs[self.ORDER[0]]])
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x, gamma, beta, mean, var = (inputs[i] for i in self.ORDER)
         shape = (1, -1) + (1,) * (x.ndim - 2)
         v = [np.asarray(t, np.float64).reshape(shape) for t in (gamma, beta, mean, var)]

@@ -17,9 +17,9 @@ import numpy as np
 from ..dtypes import COMPUTE_TYPES
 from ..errors import FormatError, ShapeInferenceError, UnsupportedDtypeError
 from ..kernels.reduce import KINDS, ReduceKind, reduce_array
-from ..shapes import TensorSpec, normalize_axes
+from ..shapes import Dim, TensorSpec, normalize_axes
 from .attrs import Attr
-from .base import Op
+from .base import Op, Sig
 from .common import AXES_TYPES, finish
 from .registry import register
 
@@ -27,7 +27,7 @@ ONNX_TYPES = frozenset({"bf16", "f16", "f32", "f64", "i32", "i64", "u32", "u64"}
 ONNX_MINMAX_TYPES = ONNX_TYPES | {"boolean", "i8", "u8"}
 
 
-def reduced_shape(shape, axes, keep_dims: bool):
+def reduced_shape(shape: tuple[Dim, ...], axes: tuple[int, ...], keep_dims: bool) -> tuple[Dim, ...]:
     return tuple(1 if i in axes else d for i, d in enumerate(shape) if keep_dims or i not in axes)
 
 
@@ -57,7 +57,7 @@ class ReduceBase(Op):
     INPUTS = (2, 2)
     keep_dims = Attr("bool", False)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data, axes = inputs
         self.require_dtype(data, self.KIND.dtypes, "data")
         check_axes_spec(self, axes)
@@ -70,7 +70,7 @@ class ReduceBase(Op):
             return [TensorSpec(data.dtype, data.shape)]
         return [TensorSpec(data.dtype, reduced_shape(data.shape, norm, self.keep_dims))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, axes = inputs
         norm = normalize_axes(axes, data.ndim)
         if not norm:
@@ -99,7 +99,7 @@ class OnnxReduceBase(Op):
         if self.axes is not None and len(layer.inputs) == 2:
             raise FormatError("axes are given both as an attribute and as input 1", self.where)
 
-    def _axes(self, data_rank: int, axes_value) -> tuple[int, ...] | None:
+    def _axes(self, data_rank: int, axes_value: np.ndarray | tuple[int, ...] | None) -> tuple[int, ...] | None:
         """Normalized axes to reduce; None means the identity (noop with empty axes)."""
         if axes_value is None or np.asarray(axes_value).size == 0:
             if self.noop_with_empty_axes:
@@ -107,7 +107,7 @@ class OnnxReduceBase(Op):
             return tuple(range(data_rank))
         return normalize_axes(axes_value, data_rank)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         data = inputs[0]
         self.require_dtype(data, self.DTYPES, "data")
         keep = bool(self.keepdims)
@@ -125,7 +125,7 @@ class OnnxReduceBase(Op):
             return [TensorSpec(data.dtype, data.shape)]
         return [TensorSpec(data.dtype, reduced_shape(data.shape, axes, keep))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data = inputs[0]
         axes_value = inputs[1] if len(inputs) == 2 else self.axes
         axes = self._axes(data.ndim, axes_value)
@@ -176,13 +176,13 @@ class CumSum(Op):
     exclusive = Attr("bool", False)
     reverse = Attr("bool", False)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         self.require_dtype(inputs[0], COMPUTE_TYPES | {"boolean"}, "data")
         if len(inputs) > 1:
             check_axes_spec(self, inputs[1])
         return [TensorSpec(inputs[0].dtype, inputs[0].shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
         if x.ndim == 0:
             return [np.zeros_like(x) if self.exclusive else x.copy()]

@@ -8,17 +8,21 @@ at most the newest opset OpenVINO defines: a higher one is refused, not run as a
 from __future__ import annotations
 
 import re
+from typing import TypeVar
 
 from ..errors import UnsupportedOpError, Where
+from .base import Op
+
+_C = TypeVar("_C", bound=type[Op])
 
 # The newest opset OpenVINO defines (opset17 in OpenVINO 2026.4); SPEC §2.
 MAX_OPSET = 17
 
-_REGISTRY: dict[str, dict[int | str, type]] = {}
+_REGISTRY: dict[str, dict[int | str, type[Op]]] = {}
 _OPSET = re.compile(r"opset([0-9]{1,4})\Z")
 
 
-def register(cls):
+def register(cls: _C) -> _C:
     """Class decorator: register an Op subclass under its TYPE and every entry of VERSIONS."""
     table = _REGISTRY.setdefault(cls.TYPE.lower(), {})
     for v in cls.VERSIONS:
@@ -36,7 +40,7 @@ def parse_version(text: str) -> int | str | None:
     return int(m.group(1)) if m else None
 
 
-def lookup(type_name: str, version: str, where: Where | None = None) -> type:
+def lookup(type_name: str, version: str, where: Where | None = None) -> type[Op]:
     """The op class for a layer's (type, version), or UnsupportedOpError."""
     v = parse_version(version)
     if isinstance(v, int) and v > MAX_OPSET:

@@ -16,11 +16,11 @@ from ..errors import ExecutionError
 from ..ir.reader import LayerRecord, PortRecord
 from ..limits import DEFAULT_LIMITS
 from ..shapes import TensorSpec, format_shape
-from .base import Sig
+from .base import Op, Sig
 from .registry import lookup
 
 
-def _attr_text(value) -> str:
+def _attr_text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -33,7 +33,7 @@ class _Context:
     limits = DEFAULT_LIMITS
 
 
-def make_op(type_name: str, version: str, n_inputs: int, n_outputs: int = 1, **attrs):
+def make_op(type_name: str, version: str, n_inputs: int, n_outputs: int = 1, **attrs) -> Op:
     """The op object for a layer of this type with these attributes (strings or Python values)."""
     ports_in = tuple(PortRecord(i, None, (), ()) for i in range(n_inputs))
     ports_out = tuple(PortRecord(n_inputs + j, None, (), ()) for j in range(n_outputs))
@@ -77,7 +77,9 @@ def run_op(
     return values
 
 
-def infer_op(type_name: str, version: str, specs: Sequence[TensorSpec], n_outputs: int = 1, **attrs):
+def infer_op(
+    type_name: str, version: str, specs: Sequence[TensorSpec], n_outputs: int = 1, **attrs
+) -> list[TensorSpec]:
     """The shape rule alone, on specs (dims may be None)."""
     op = make_op(type_name, version, len(specs), n_outputs, **attrs)
     return op.infer(list(specs))

@@ -17,7 +17,7 @@ from ..shapes import (
     parse_static_shape,
 )
 from .attrs import Attr
-from .base import Op
+from .base import Op, Sig
 from .registry import register
 
 
@@ -42,7 +42,7 @@ class Parameter(Op):
         if override and layer.id in override:  # load(..., shapes=...): OpenVINO's reshape
             self.bounds = override[layer.id]
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         if self.bounds is None:
             return [TensorSpec(self.element_type, None)]
         shape = tuple(b.static for b in self.bounds)
@@ -62,7 +62,7 @@ class Const(Op):
     offset = Attr("int")
     size = Attr("int")
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         try:
             shape = parse_static_shape(self.shape)
         except FormatError as e:
@@ -84,10 +84,10 @@ class Result(Op):
     OUTPUTS = 0
     FOLDABLE = False
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         return [TensorSpec(inputs[0].dtype, inputs[0].shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         return [inputs[0]]
 
 
@@ -97,10 +97,10 @@ class Identity(Op):
     SAME_SHAPE = True
     VERSIONS = (16,)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         return [TensorSpec(inputs[0].dtype, inputs[0].shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         return [inputs[0]]
 
 
@@ -113,13 +113,13 @@ class Convert(Op):
     VERSIONS = (1,)
     destination_type = Attr("etype")
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         et = self.destination_type
         if et in ("u1", "u4", "i4"):
             raise FormatError(f"Convert to {et} is not supported", self.where)
         return [TensorSpec(et, inputs[0].shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         return [cast(inputs[0], sig.outs[0])]
 
 
@@ -130,10 +130,10 @@ class ConvertLike(Op):
     VERSIONS = (1,)
     INPUTS = (2, 2)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         return [TensorSpec(inputs[1].dtype, inputs[0].shape)]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         return [cast(inputs[0], sig.outs[0])]
 
 
@@ -150,7 +150,7 @@ class ShapeOf(Op):
         if self.output_type not in ("i32", "i64"):
             raise FormatError(f"output_type={self.output_type} must be i32 or i64", self.where)
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         et = self.output_type
         shape = inputs[0].shape
         if shape is None:
@@ -159,7 +159,7 @@ class ShapeOf(Op):
             return [TensorSpec(et, (len(shape),), np.array(shape, numpy_dtype(et)))]
         return [TensorSpec(et, (len(shape),), partial=tuple(shape))]
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         return [np.array(inputs[0].shape, numpy_dtype(sig.outs[0]))]
 
 
@@ -168,10 +168,10 @@ class _RangeBase(Op):
 
     INPUTS = (3, 3)
 
-    def _et(self, inputs) -> str:
+    def _et(self, inputs: list[TensorSpec]) -> str:
         raise NotImplementedError
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         et = self._et(inputs)
         if et == "boolean" or et not in ELEMENT_TYPES:
             raise FormatError(f"output type {et} is not numeric", self.where)
@@ -184,7 +184,7 @@ class _RangeBase(Op):
             return [TensorSpec(et, (n,))]
         return [TensorSpec(et, (None,))]
 
-    def _length(self, et, start, stop, step) -> int:
+    def _length(self, et: str, start: np.ndarray, stop: np.ndarray, step: np.ndarray) -> int:
         vals = [np.asarray(v).reshape(-1)[0].item() for v in (start, stop, step)]
         if et not in FLOAT_TYPES:
             vals = [int(v) for v in vals]
@@ -194,7 +194,7 @@ class _RangeBase(Op):
         n = math.ceil((stop - start) / step)
         return max(int(n), 0)
 
-    def compute(self, inputs, sig):
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         et = sig.outs[0]
         n = self._length(et, *inputs)
         self.check_output((n,), et, sig)
@@ -213,7 +213,7 @@ class Range(_RangeBase):
     VERSIONS = (4,)
     output_type = Attr("etype")
 
-    def _et(self, inputs) -> str:
+    def _et(self, inputs: list[TensorSpec]) -> str:
         return self.output_type
 
 
@@ -224,5 +224,5 @@ class Range1(_RangeBase):
     TYPE = "Range"
     VERSIONS = (1,)
 
-    def _et(self, inputs) -> str:
+    def _et(self, inputs: list[TensorSpec]) -> str:
         return self.require_same_dtype(inputs)
