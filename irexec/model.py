@@ -450,7 +450,9 @@ class Model:
             raise unsupported_error(self.graph, self._found.unsupported, [])
         self.weights.check_unchanged()
 
-    def infer(self, feeds, outputs: str | list[str] | None = None) -> dict[str, np.ndarray]:
+    def infer(
+        self, feeds: dict[str, np.ndarray] | list[np.ndarray], outputs: str | list[str] | None = None
+    ) -> dict[str, np.ndarray]:
         """Run the model: feeds by input name (or a list in input order) -> {output name: array}.
 
         `outputs="all"` adds every layer's output (named by `value_names`: the layer name, `:N`

@@ -34,7 +34,7 @@ class _ConvBase(Op):
         """(out channels, in channels per group, kernel dims)"""
         raise NotImplementedError
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         x, w = inputs
         self.require_dtype(x, FLOAT_TYPES | {"i8", "u8", "i32", "i64"}, "data")
         et = self.require_same_dtype(inputs)
@@ -129,7 +129,7 @@ class ConvolutionBackpropData(Op):
             out_shape,
         )
 
-    def infer(self, inputs):
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
         x, w = inputs[:2]
         self.require_dtype(x, FLOAT_TYPES, "data")
         et = self.require_same_dtype(inputs[:2])
