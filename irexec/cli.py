@@ -23,6 +23,7 @@ import numpy as np
 from . import __version__
 from .errors import IRExecError, UsageError
 from .feeds import load_array_file, random_axes, random_input
+from .kernels import jit
 from .limits import DEFAULT_LIMITS, Limits
 from .model import Model, load
 
@@ -852,6 +853,7 @@ def _failure_report(args, e: IRExecError) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    jit.one_shot()  # a command runs its model once: never wait for numba (bench loads it itself)
     if sys.stdout is None:  # started with standard output closed: the report would be lost
         print("irexec: standard output is closed; the report cannot be written", file=sys.stderr)
         return UsageError.exit_code

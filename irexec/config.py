@@ -1,7 +1,9 @@
 """Performance switches, read once from the environment in this one place.
 
-IREXEC_JIT             auto (default): numba kernels when they pay for their import and compile
-                       (kernels.jit's cost model); always: load them on first use; never: numpy.
+IREXEC_JIT             auto (default): numba kernels by kernels.jit's policy (in a library process
+                       a family loads in the background from its first call, and from a warm
+                       cache serves from a model's second call); always: load every family on
+                       first use; never: numpy.
 IREXEC_NUM_THREADS     threads the kernels may use (default: the machine's cores);
                        `irexec.set_num_threads` and `--threads` change it.
 IREXEC_THREAD_MIN_BYTES  work below this many bytes runs on the calling thread only (default

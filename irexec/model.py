@@ -11,12 +11,14 @@ from pathlib import Path
 
 import numpy as np
 
+from . import config
 from .dtypes import SUB_BYTE_TYPES, bits, from_numpy, numpy_dtype, round_bf16
 from .errors import FormatError, InputError, IRExecError, LimitError, UsageError
 from .executor import execute, execute_traced
 from .ir.graph import ValueKey, build_graph
 from .ir.reader import read_xml, split_names
 from .ir.weights import Weights, decode
+from .kernels import jit
 from .limits import DEFAULT_LIMITS, Limits
 from .plan import make_plan
 from .shape_inference import Context, infer_graph
@@ -125,6 +127,7 @@ class Model:
         self._found = infer_graph(self.graph, context, allow_unsupported)
         self.ops, self.specs = self._found.ops, self._found.specs
         self._plan = make_plan(self.graph, self._found)
+        self._calls = 0  # infer calls (racing threads may miss one: it only times a wait)
         self.inputs = self._input_infos()
         self.outputs = self._output_infos()
         self._feed_index = {info.name: i for i, info in enumerate(self.inputs)}
@@ -450,6 +453,26 @@ class Model:
             raise unsupported_error(self.graph, self._found.unsupported, [])
         self.weights.check_unchanged()
 
+    def kernel_families(self) -> list[str]:
+        """The numba kernel families this model's layers may run on (`kernels.jit.FAMILIES`)."""
+        found = {
+            f
+            for step in self._plan.run_steps or self._plan.steps
+            if step.op is not None
+            for f in step.op.kernel_families()
+        }
+        return [f for f in jit.FAMILIES if f in found]
+
+    def compile(self) -> Model:
+        """Load the numba kernels this model uses now (compiling what the cache lacks), as
+        OpenVINO's `compile_model` prepares a model: the first `infer` then runs at its steady
+        speed. Without it, the kernels load in the background from the first call that would use
+        them (numpy serving meanwhile) and serve from the second call on when cached. Returns the
+        model; with IREXEC_JIT=never it does nothing."""
+        if config.JIT != "never":
+            jit.load_families(self.kernel_families())
+        return self
+
     def infer(
         self, feeds: dict[str, np.ndarray] | list[np.ndarray], outputs: str | list[str] | None = None
     ) -> dict[str, np.ndarray]:
@@ -460,6 +483,9 @@ class Model:
         returned is the caller's own."""
         self._check_runnable()
         fed = self._feeds(feeds)
+        self._calls += 1
+        if self._calls == 2:  # a loop: its kernels, from a warm cache, are ready from now on
+            jit.settle()
         if outputs is None:
             values = execute(self._plan, self.specs, fed)
             return Outputs({info.name: v for info, v in zip(self.outputs, values)}, self.output_aliases)
@@ -547,6 +573,7 @@ def load(
     bin: str | Path | None = None,
     mmap: bool = True,
     shapes: dict | None = None,
+    jit: str = "lazy",
 ) -> Model:
     """Read, check and shape-infer the IR at `path` (its .bin beside it). Raises IRExecError only.
 
@@ -557,15 +584,20 @@ def load(
     or go away after load (a mapped file is checked before every `infer`). `shapes`: new input
     shapes by input name, as OpenVINO's `reshape` (`{"x": (1, 3, 224, 224)}`, `"?,3,1..8"`):
     shape inference runs on the reshaped graph, and `validate` then compares precisions only
-    (the file's dims describe the original shapes)."""
+    (the file's dims describe the original shapes). `jit="eager"` loads the numba kernels the
+    model uses before returning (`Model.compile`); "lazy" (the default) loads them in the
+    background from the first call that would use them."""
+    if jit not in ("lazy", "eager"):
+        raise UsageError(f"jit={jit!r}: expected 'lazy' or 'eager'")
     try:
-        return Model(path, limits, allow_unsupported, bin, mmap, shapes)
+        model = Model(path, limits, allow_unsupported, bin, mmap, shapes)
     except IRExecError:
         raise
     except RecursionError:
         raise LimitError("the model is nested too deeply") from None
     except MemoryError as e:
         raise LimitError("out of memory while loading") from e
+    return model.compile() if jit == "eager" else model
 
 
 __all__ = ["Model", "TensorInfo", "LayerInfo", "Issue", "ValidationReport", "load"]

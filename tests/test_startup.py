@@ -236,3 +236,82 @@ def test_bench_compiles_only_its_kernels_and_warmup_compiles_them_ahead(tmp_path
     stats = json.loads(warm.stdout)
     assert stats["kernels_compiled"] == 0 and stats["kernels_from_cache"] >= 1, stats
     assert "compiling" not in warm.stderr
+
+
+# ---- the default policy of a library process: kernels from the second call --------------------
+
+
+def _warm_copy(tmp_path) -> Path:
+    """A copy of this machine's kernel cache (a warm cache, without compiling in the test)."""
+    from irexec.kernels import jit
+
+    cache = tmp_path / "warm-cache"
+    if jit.CACHE_DIR and Path(jit.CACHE_DIR).is_dir():
+        shutil.copytree(jit.CACHE_DIR, cache)
+    return cache
+
+
+def _sigmoid_model(tmp_path) -> Path:
+    n = Net("sigmoid")
+    x = n.param("x", "f32", (4, 256))
+    n.result(n.op("Sigmoid", [x], out_dims=[4, 256]), "y")
+    return n.save(tmp_path / "sigmoid.xml")
+
+
+_LOOP = (
+    "import numpy as np, irexec, sys\n"
+    "from irexec.kernels import jit\n"
+    "m = irexec.load({xml!r})\n"
+    "x = np.random.default_rng(0).random({shape}, dtype=np.float32)\n"
+    "name = m.inputs[0].name\n"
+    "first = m.infer({{name: x}})\n"
+    "print('AFTER1', jit.ready('reduce'), jit.ready('elementwise'))\n"
+    "{between}"
+    "second = m.infer({{name: x}})\n"
+    "print('AFTER2', jit.ready('reduce'), jit.ready('elementwise'), jit.ready('pool'))\n"
+    "for k in first:\n"
+    "    np.testing.assert_allclose(first[k], second[k], rtol=1e-6)\n"
+)
+
+
+def test_a_loop_runs_the_kernels_from_its_second_call_with_a_warm_cache(tmp_path):
+    """The defaults (IREXEC_JIT unset, a library process): the first call starts loading the
+    family it would use (numpy serves it), the second call runs the kernels; a family the model
+    never asks for is never loaded."""
+    xml = four_means(tmp_path)
+    code = _LOOP.format(xml=str(xml), shape=(64, 64, 64), between="")
+    proc = _run(code, _env(IREXEC_CACHE_DIR=str(_warm_copy(tmp_path))))
+    assert proc.returncode == 0, proc.stderr
+    assert "AFTER1 False False" in proc.stdout  # numpy served the first call
+    assert "AFTER2 True False False" in proc.stdout
+    assert "compiling" not in proc.stderr
+
+
+def test_a_cold_cache_compiles_the_models_family_in_the_background(tmp_path):
+    """With nothing cached, numpy serves while the family the model asked for compiles in the
+    background; the other families stay unloaded."""
+    xml = _sigmoid_model(tmp_path)
+    between = "jit.wait_loaded(600)\n"
+    code = _LOOP.format(xml=str(xml), shape=(4, 256), between=between)
+    proc = _run(code, _env(IREXEC_CACHE_DIR=str(tmp_path / "empty-cache")), timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "AFTER1 False False" in proc.stdout
+    assert "AFTER2 False True False" in proc.stdout
+    cached = {f.name.split(".")[0] for f in (tmp_path / "empty-cache").rglob("*.nbi")}
+    assert cached == {"elementwise_loops"}  # that family alone was compiled
+
+
+def test_compile_loads_the_families_the_model_uses(tmp_path):
+    """`Model.compile()` (and `load(..., jit="eager")`) loads what the model's layers may run on,
+    before the first call, like OpenVINO's compile_model."""
+    xml = four_means(tmp_path)
+    code = (
+        "import irexec\nfrom irexec.kernels import jit\n"
+        f"m = irexec.load({str(xml)!r}, jit='eager')\n"
+        "print('FAMILIES', m.kernel_families(), jit.ready('reduce'), jit.ready('pool'))\n"
+    )
+    proc = _run(code, _env(IREXEC_CACHE_DIR=str(_warm_copy(tmp_path))))
+    assert proc.returncode == 0, proc.stderr
+    assert "FAMILIES ['reduce'] True False" in proc.stdout
+    with pytest.raises(irexec.UsageError, match="jit='soon'"):
+        irexec.load(xml, jit="soon")

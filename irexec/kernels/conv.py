@@ -26,6 +26,7 @@ from ..geometry import Window
 from . import jit
 from .windows import compute_type, pad_constant
 
+FAMILY = "conv"  # its name in jit.FAMILIES
 # the numpy paths' fixed cost per call that a kernel saves: im2col's slice copy per tap, the
 # depthwise loop's temporary per tap
 IM2COL_CALL_SAVING = 30e-6
@@ -56,7 +57,7 @@ def _kernel_columns(x: np.ndarray, win: Window) -> np.ndarray | None:
     if win.pointwise or any(b < 0 or e < 0 for b, e in win.pads) or any(o <= 0 for o in win.out):
         return None
     kk = math.prod(win.kernel)
-    if not jit.use(x.nbytes * kk, IM2COL_CALL_SAVING):
+    if not jit.use(x.nbytes * kk, IM2COL_CALL_SAVING, FAMILY):
         return None
     from . import conv_loops as k
 
@@ -123,7 +124,7 @@ def _depthwise(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
     taps = math.prod(kernel)
     if len(kernel) == 2 and xp.dtype in (np.float32, np.float64) and xp.size and all(o > 0 for o in out_sp):
         # the kernel: the same products and sums in the same order, without a temporary per tap
-        if jit.use(xp.nbytes, DEPTHWISE_TAP_SAVING * taps):
+        if jit.use(xp.nbytes, DEPTHWISE_TAP_SAVING * taps, FAMILY):
             from . import conv_loops as k
 
             planes = np.ascontiguousarray(xp).reshape(n * c, *xp.shape[2:])

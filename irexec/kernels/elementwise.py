@@ -9,6 +9,7 @@ import numpy as np
 
 from . import jit
 
+FAMILY = "elementwise"  # its name in jit.FAMILIES
 # the numpy path's fixed cost per call that the kernel saves (a float64 round trip, several
 # temporaries): small inputs take the kernels once they are loaded
 SMALL_CALL_SAVING = 5e-6
@@ -19,7 +20,7 @@ ACTIVATION_COST = 12.0
 def activation_f32(name: str, x: np.ndarray, *args) -> np.ndarray | None:
     """The kernel `name` of `elementwise_loops` over the float32 x into a new float32 array of
     its shape, or None when the numpy path should run."""
-    if x.dtype != np.float32 or not x.size or not jit.use(x.nbytes, SMALL_CALL_SAVING):
+    if x.dtype != np.float32 or not x.size or not jit.use(x.nbytes, SMALL_CALL_SAVING, FAMILY):
         return None
     from . import elementwise_loops as k
 

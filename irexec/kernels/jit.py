@@ -1,18 +1,25 @@
-"""When numba pays, where its compiled kernels are cached, and the threads that run them.
+"""When numba's kernels run, where their compiled code is cached, and the threads that run them.
 
-Importing numba costs 0.4-0.7 s and compiling irexec's kernels about 20 s on a cold cache, while
-OpenVINO reads, compiles and runs a small model in 0.3 s. So numba is a choice made per call by a
-cost model, never a default:
+Importing numba costs 0.4-0.7 s and compiling a kernel family 2-20 s on a cold cache, while
+OpenVINO reads, compiles and runs a small model in 0.3 s. The kernels are organised in families
+(`FAMILIES`: reduce, normalize, pool, conv, elementwise); each family's dispatch asks
+`use(nbytes, per_call, family)` before a call, and runs its numpy path (same accumulation rules)
+when the answer is no:
 
-- `use(nbytes)`: the kernels are taken when they are already loaded in this process, or when
-  this one call saves more time than loading them costs (about 1 s from a warm cache, 20 s to
-  compile). Otherwise the caller runs its numpy path (same accumulation rules, slower), and the
-  time numba would have saved is added up: once that exceeds the loading cost, a background
-  thread loads the kernels while numpy keeps serving calls. A one-shot `irexec run` therefore
-  never waits for a compile; a long-lived process switches to numba once it pays.
-- `IREXEC_JIT=always` loads the kernels on first use (tests, benchmarks), `never` keeps numpy.
-- `load()` imports and compiles every kernel family (each registers a `warm` function that
-  calls its kernels on tiny inputs), printing one notice on stderr when that means compiling.
+- A library process (the default): the first call that would use a family starts loading that
+  family alone in a background thread, and numpy serves until it is ready. From a warm cache that
+  is numba's import and the family's module (then each specialization loads from the cache on its
+  first call, in milliseconds), and a model's second `infer` waits for it (`settle`): a loop runs
+  the kernels from its second call. From a cold cache the thread compiles the family's
+  specializations (`warm()`), and the calls keep taking numpy until it is done.
+- A one-shot process (`one_shot()`: the CLI's run, compare, validate...): a call loads the
+  kernels only when it alone saves more than loading them costs (about 1 s from a warm cache,
+  20 s to compile; byte rates below); nothing loads in the background, so `irexec run` never
+  waits for a compile.
+- `Model.compile()` / `irexec.load(..., jit="eager")` load the families a model uses now
+  (`load_families`), like OpenVINO's `compile_model`; `load(full=True)` every family
+  (benchmarks); `IREXEC_JIT=always` loads every family on first use (tests), `never` keeps numpy.
+- The first compile in a process prints one notice on stderr.
 
 Kernels are serial, `nogil` numba functions over a task range; `parallel_for` runs the ranges on
 a small pool of Python threads, and only when the work is large enough to pay for threads
@@ -46,28 +53,27 @@ NUMBA_BYTES_PER_S = 35e9
 LOAD_WARM_S = 2.0  # import numba + load every kernel from the cache (measured 0.5 + 1-2 s)
 LOAD_COLD_S = 40.0  # import numba + compile every kernel (measured 20-50 s on 2 busy cores)
 
-# the kernel modules: importing one defines its numba kernels (each specialization compiles, or
-# loads from the cache, on its first call)
-KERNEL_MODULES: list[str] = [
-    "irexec.kernels.reduce.loops",
-    "irexec.kernels.normalize_loops",
-    "irexec.kernels.pool_loops",
-    "irexec.kernels.conv_loops",
-    "irexec.kernels.elementwise_loops",
-]
-# per family, the module whose `warm()` compiles every specialization irexec uses (the reduction
-# family warms through its planner, which knows which specializations it calls)
-WARM_MODULES: list[str] = [
-    "irexec.kernels.reduce.plan",
-    "irexec.kernels.normalize_loops",
-    "irexec.kernels.pool_loops",
-    "irexec.kernels.conv_loops",
-    "irexec.kernels.elementwise_loops",
-]
+# kernel families: name -> (the module whose import defines its numba kernels, the module whose
+# `warm()` compiles every specialization irexec calls). Each specialization compiles, or loads
+# from the cache, on its first call; the reduction family warms through its planner, which knows
+# which specializations it calls.
+FAMILIES: dict[str, tuple[str, str]] = {
+    "reduce": ("irexec.kernels.reduce.loops", "irexec.kernels.reduce.plan"),
+    "normalize": ("irexec.kernels.normalize_loops", "irexec.kernels.normalize_loops"),
+    "pool": ("irexec.kernels.pool_loops", "irexec.kernels.pool_loops"),
+    "conv": ("irexec.kernels.conv_loops", "irexec.kernels.conv_loops"),
+    "elementwise": ("irexec.kernels.elementwise_loops", "irexec.kernels.elementwise_loops"),
+}
+KERNEL_MODULES: list[str] = [kernels for kernels, _ in FAMILIES.values()]
+WARM_MODULES: list[str] = [warm for _, warm in FAMILIES.values()]
 
 _lock = threading.Lock()  # counters and state changes
 _load_lock = threading.Lock()  # one loader at a time
-_state = "cold"  # cold | loading | ready | failed
+_state = "cold"  # every family: cold | loading | ready | failed
+_families: dict[str, str] = {}  # family -> loading | ready, in the library's policy (below)
+_quick: set[str] = set()  # families loading from a warm cache: the second `infer` waits for them
+_queue: list[str] = []  # families the background loader has yet to load
+_one_shot = False  # a process that runs one inference (the CLI): never start a background load
 _saved = 0.0  # seconds numba would have saved so far in this process
 _loader: threading.Thread | None = None
 _warned_cache = False
@@ -155,50 +161,133 @@ def njit(**options):
     return numba.njit(**options)
 
 
+def _module_cached(folder: Path, name: str) -> bool:
+    """Whether a kernel module has compiled code in the cache (a file check: no numba import)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        return False
+    stem = Path(spec.origin).stem
+    return any(folder.rglob(f"{stem}.*.nbi"))
+
+
 def cache_is_warm() -> bool:
     """Whether every kernel family has compiled code in the cache (a file check: no numba import)."""
     if not CACHE:
         return False
-    folder = Path(CACHE_DIR)
-    for name in KERNEL_MODULES:
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.origin is None:
-            return False
-        stem = Path(spec.origin).stem
-        if not any(folder.rglob(f"{stem}.*.nbi")):
-            return False
-    return True
+    return all(_module_cached(Path(CACHE_DIR), name) for name in KERNEL_MODULES)
 
 
 # ---- when to use numba ------------------------------------------------------------------------
 
 
-def ready() -> bool:
-    return _state == "ready"
+def ready(family: str | None = None) -> bool:
+    """Whether the kernels are loaded: every family, or `family`."""
+    return _state == "ready" or (family is not None and _families.get(family) == "ready")
 
 
-def use(nbytes: int, per_call: float = 0.0) -> bool:
-    """Whether a reduction reading `nbytes` should run the numba kernels now (see the module doc).
-    `per_call`: seconds the kernel saves on any call, whatever its size (the numpy path's fixed
-    cost: several array temporaries and ufunc calls)."""
-    global _saved
+def one_shot() -> None:
+    """This process runs one inference and exits (the CLI's run, compare, validate...): the
+    kernels are used only when one call saves more than loading them costs, and nothing loads
+    in the background."""
+    global _one_shot
+    _one_shot = True
+
+
+def use(nbytes: int, per_call: float = 0.0, family: str | None = None, small: bool = False) -> bool:
+    """Whether a kernel family's call reading `nbytes` should run the numba kernels now (see the
+    module doc). `per_call`: seconds the kernel saves on any call, whatever its size (the numpy
+    path's fixed cost: several array temporaries and ufunc calls). `small`: a call too small to
+    be worth loading numba for by itself (it takes the kernels once they are loaded)."""
     mode = config.JIT
     if mode == "never" or _state == "failed":
         return False
-    if _state == "ready":
+    if ready(family):
         return True
     if mode == "always":
-        return load()
+        return False if small else load()
+    if family is None or _one_shot:
+        return False if small else _pays_now(nbytes, per_call)
+    _request(family)
+    return False
+
+
+def _pays_now(nbytes: int, per_call: float) -> bool:
+    """The one-shot policy: load now when this one call saves more than loading costs; count
+    the savings missed, and load in the background once they exceed that cost."""
+    global _saved
     saving = nbytes / NUMPY_BYTES_PER_S - nbytes / NUMBA_BYTES_PER_S + per_call
     cost = LOAD_WARM_S if cache_is_warm() else LOAD_COLD_S
     if _state in ("cold", "loading") and saving > cost:
         return load()
     with _lock:
         _saved += saving
-        start = _state == "cold" and _saved > cost
+        start = _state == "cold" and _saved > cost and not _one_shot
     if start:
         load_in_background()
     return False
+
+
+def _family_cached(family: str) -> bool:
+    return CACHE and _module_cached(Path(CACHE_DIR), FAMILIES[family][0])
+
+
+def _request(family: str) -> None:
+    """The library's policy: the first call that would use a family starts loading it in the
+    background (from the cache: about 0.5 s for numba's import, then each specialization on its
+    first call; cold: its whole `warm()` compile), while numpy serves; `settle()` lets the second
+    inference wait for the quick ones."""
+    global _loader
+    with _lock:
+        if family in _families:
+            return
+        _families[family] = "loading"
+        if _family_cached(family):
+            _quick.add(family)
+        _queue.append(family)
+        if _loader is not None and _loader.is_alive():
+            return
+        _loader = threading.Thread(target=_load_queued, name="irexec-jit-loader", daemon=True)
+        _loader.start()
+
+
+def _load_queued() -> None:
+    """The background loader: the requested families, one at a time (warm caches first)."""
+    while True:
+        with _lock:
+            if not _queue:
+                return
+            _queue.sort(key=lambda f: f not in _quick)
+            family = _queue.pop(0)
+        load_families([family], compile_now=family not in _quick)
+
+
+def load_families(families, compile_now: bool = True) -> bool:
+    """Load these families now (their module, and with `compile_now` every specialization:
+    compiled, or loaded from the cache); True when they are ready."""
+    global _state
+    with _load_lock:
+        try:
+            for family in families:
+                kernels, warm = FAMILIES[family]
+                importlib.import_module(kernels)
+                if compile_now:
+                    importlib.import_module(warm).warm()
+                _families[family] = "ready"
+        except Exception as e:  # a broken numba install: the numpy paths still work
+            _state = "failed"
+            print(f"irexec: warning: numba kernels unavailable ({type(e).__name__}: {e}); using numpy", file=sys.stderr)
+            return False
+        finally:
+            _quick.difference_update(families)
+        return True
+
+
+def settle(timeout: float = 30.0) -> None:
+    """Wait (at most `timeout` seconds) for the families loading from a warm cache: a model's
+    second inference runs its kernels."""
+    deadline = time.monotonic() + timeout
+    while _quick and _loader is not None and _loader.is_alive() and time.monotonic() < deadline:
+        _loader.join(0.01)
 
 
 def load(full: bool = False) -> bool:
@@ -218,6 +307,7 @@ def load(full: bool = False) -> bool:
             print(f"irexec: warning: numba kernels unavailable ({type(e).__name__}: {e}); using numpy", file=sys.stderr)
             return False
         _state = "ready"
+        _families.update(dict.fromkeys(FAMILIES, "ready"))
         return True
 
 

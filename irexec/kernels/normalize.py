@@ -16,6 +16,7 @@ import numpy as np
 
 from . import jit
 
+FAMILY = "normalize"  # its name in jit.FAMILIES
 # work per byte against a streaming read (jit.threads_for): measured single-threaded on 6 MB,
 # softmax 5.4 ms (an exp per element), MVN rows ~1 ms (three passes), a streaming read 0.4 ms
 SOFTMAX_COST = 12.0
@@ -29,7 +30,12 @@ SMALL_CALL_SAVING = 30e-6
 
 def _rows_path(x: np.ndarray) -> bool:
     """Whether rows of x's last axis go to the kernels (loaded, or loading them pays)."""
-    return x.ndim >= 1 and x.size > 0 and x.dtype in (np.float32, np.float64) and jit.use(x.nbytes, SMALL_CALL_SAVING)
+    return (
+        x.ndim >= 1
+        and x.size > 0
+        and x.dtype in (np.float32, np.float64)
+        and jit.use(x.nbytes, SMALL_CALL_SAVING, FAMILY)
+    )
 
 
 def _over_rows(kernel_name: str, x: np.ndarray, out_dtype, cost: float, *args) -> np.ndarray | None:
@@ -93,7 +99,7 @@ def rms_norm_out(x: np.ndarray, eps: np.float32) -> np.ndarray | None:
     layers round), or None when the numpy path should run."""
     if x.ndim == 0 or x.shape[-1] == 0 or x.size == 0 or x.dtype != np.float32:
         return None
-    if not jit.use(x.nbytes, RMS_NORM_CALL_SAVING):
+    if not jit.use(x.nbytes, RMS_NORM_CALL_SAVING, FAMILY):
         return None
     from . import normalize_loops as k
 

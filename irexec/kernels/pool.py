@@ -23,6 +23,7 @@ from .windows import INSIDE, KERNEL, PADDED, compute_type, pad_constant, windows
 
 __all__ = ["INSIDE", "KERNEL", "PADDED", "avg_pool", "max_pool"]
 
+FAMILY = "pool"  # its name in jit.FAMILIES
 # the numpy path's fixed cost per call that the kernel saves: small inputs take the kernels once
 # they are loaded
 SMALL_CALL_SAVING = 100e-6
@@ -34,7 +35,7 @@ def _kernel_ok(x: np.ndarray, win: Window) -> bool:
         and x.dtype in (np.float32, np.float64)
         and x.size > 0
         and all(o > 0 for o in win.out)
-        and jit.use(x.nbytes, SMALL_CALL_SAVING)
+        and jit.use(x.nbytes, SMALL_CALL_SAVING, FAMILY)
     )
 
 

@@ -52,6 +52,9 @@ class Activation(Unary):
     def kernel_args(self, inputs: list[np.ndarray]) -> tuple:
         return ()
 
+    def kernel_families(self) -> tuple[str, ...]:
+        return ("elementwise",) if self.kernel() else ()
+
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
         name = self.kernel()
@@ -419,6 +422,9 @@ class ThenRelu:
 
     TYPE = "ReLU after"
     FOLDABLE = False
+
+    def kernel_families(self) -> tuple[str, ...]:
+        return self.op.kernel_families()
 
     def __init__(self, op: Op, sig: Sig, relu_layer: int):
         self.op = op

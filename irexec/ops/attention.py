@@ -25,6 +25,7 @@ from .registry import register
 
 @register
 class ScaledDotProductAttention(Op):
+    KERNELS = ("normalize",)
     TYPE = "ScaledDotProductAttention"
     VERSIONS = (13,)
     INPUTS = (3, 5)

@@ -49,6 +49,7 @@ class Op:
     FOLDABLE = True  # may be computed at load when every input is constant
     SAME_SHAPE = False  # output 0 has input 0's dims (interval bounds carry over)
     ATTRS: dict[str, Attr] = {}  # field name -> Attr, collected from the class and its bases
+    KERNELS: tuple[str, ...] = ()  # the kernel families (kernels.jit.FAMILIES) compute may ask
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -98,6 +99,10 @@ class Op:
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         raise NotImplementedError
+
+    def kernel_families(self) -> tuple[str, ...]:
+        """The kernel families this layer may run on (what `Model.compile` loads)."""
+        return self.KERNELS
 
     # helpers for subclasses
     REMEMBERED = 64  # facts an op keeps per kind (input shapes seen by one layer are few)

@@ -23,6 +23,7 @@ from .registry import register
 
 
 class _ConvBase(Op):
+    KERNELS = ("conv",)
     INPUTS = (2, 2)
     strides = Attr("ints")
     dilations = Attr("ints")

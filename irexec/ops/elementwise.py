@@ -445,6 +445,8 @@ class IsInf(_Predicate):
 class Mean(Op):
     """ONNX Mean-13: element-wise mean of 1..N inputs with numpy broadcasting, float types only."""
 
+    KERNELS = ("reduce",)
+
     TYPE = "Mean"
     VERSIONS = ("onnx",)
     INPUTS = (1, None)

@@ -34,6 +34,8 @@ class _SameShape(Op):
 class Softmax1(_SameShape):
     """Softmax-1: `axis` must be non-negative."""
 
+    KERNELS = ("normalize",)
+
     TYPE = "Softmax"
     VERSIONS = (1,)
     axis = Attr("int", 1)
@@ -96,6 +98,8 @@ def _trailing_kernel(
 class MVN1(_SameShape):
     """MVN-1: over dims 1.. (across_channels) or 2.. (or `reduction_axes`); eps inside the sqrt."""
 
+    KERNELS = ("normalize",)
+
     TYPE = "MVN"
     VERSIONS = (1,)
     across_channels = Attr("bool", False)
@@ -120,6 +124,8 @@ class MVN1(_SameShape):
 @register
 class MVN6(_SameShape):
     """MVN-6: over the axes input; eps_mode inside_sqrt or outside_sqrt."""
+
+    KERNELS = ("normalize",)
 
     TYPE = "MVN"
     VERSIONS = (6,)
@@ -149,6 +155,8 @@ class MVN6(_SameShape):
 class GroupNormalization(_SameShape):
     """GroupNormalization-12: (N, C, ...) normalized per group of C / num_groups channels,
     then scale[c] * y + bias[c]."""
+
+    KERNELS = ("normalize",)
 
     TYPE = "GroupNormalization"
     VERSIONS = (12,)
@@ -239,6 +247,10 @@ class RMSNorm:
 
     TYPE = "RMSNorm (fused)"
     FOLDABLE = False
+    KERNELS = ("normalize", "reduce")
+
+    def kernel_families(self) -> tuple[str, ...]:
+        return self.KERNELS
 
     def __init__(self, eps: np.float32, where: str, layers: tuple[int, ...]):
         self.eps = np.float32(eps)

@@ -32,6 +32,7 @@ from .registry import register
 
 
 class _PoolBase(Op):
+    KERNELS = ("pool", "reduce")  # a global window is a reduction
     strides = Attr("ints")
     pads_begin = Attr("ints")
     pads_end = Attr("ints")
@@ -123,6 +124,9 @@ class MaxPoolValues:
 
     TYPE = "MaxPool (values)"
     FOLDABLE = False
+
+    def kernel_families(self) -> tuple[str, ...]:
+        return self.op.kernel_families()
 
     def __init__(self, op: MaxPool8):
         self.op = op

@@ -52,6 +52,8 @@ def runtime_axes_shape(data: TensorSpec, axes: TensorSpec, keep: bool) -> Tensor
 class ReduceBase(Op):
     """OpenVINO reductions: subclasses set TYPE, KIND and VERSIONS."""
 
+    KERNELS = ("reduce",)
+
     KIND: ReduceKind = KINDS["sum"]
     VERSIONS = (1,)
     INPUTS = (2, 2)
@@ -82,6 +84,8 @@ class ReduceBase(Op):
 
 class OnnxReduceBase(Op):
     """ONNX-semantics reductions: subclasses set TYPE, KIND and DTYPES."""
+
+    KERNELS = ("reduce",)
 
     KIND: ReduceKind = KINDS["sum"]
     DTYPES = ONNX_TYPES

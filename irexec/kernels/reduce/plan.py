@@ -26,6 +26,8 @@ from .kinds import MAX as _MAX
 from .kinds import MIN as _MIN
 from .kinds import MUL as _MUL
 
+FAMILY = "reduce"  # its name in jit.FAMILIES
+
 
 def _acc_dtype(x: np.ndarray) -> tuple[np.ndarray, np.dtype]:
     """The array the kernels read and the 64-bit accumulator type."""
@@ -235,7 +237,7 @@ def accumulate(
     Small inputs while the kernels are not loaded, and inputs for which loading numba does not
     pay yet (kernels.jit), take the numpy path (once loaded, the kernels are faster at every
     size: 11 against 15 us on (1, 8, 64)); `force` takes the kernels whatever the size."""
-    if not force and ((x.size < config.SMALL_ELEMENTS and not jit.ready()) or not jit.use(x.nbytes)):
+    if not force and not jit.use(x.nbytes, 0.0, FAMILY, small=x.size < config.SMALL_ELEMENTS):
         acc_dt = (
             np.dtype(np.float64) if x.dtype.kind == "f" else np.dtype(np.uint64 if x.dtype == np.uint64 else np.int64)
         )
@@ -363,7 +365,7 @@ def mean_broadcast(xs: list[np.ndarray], et: str, force: bool = False) -> np.nda
     # The fused kernel pays off on vector-length rows; float16 output needs numpy's one-step
     # double -> half rounding after it, which costs more than the fusion saves (measured).
     nbytes = sum(x.nbytes for x in xs)
-    small = (n * len(xs) < config.SMALL_ELEMENTS and not jit.ready()) or not jit.use(nbytes)
+    small = not jit.use(nbytes, 0.0, FAMILY, small=n * len(xs) < config.SMALL_ELEMENTS)
     if n == 0 or (small and not force) or dims[-1] < 16 or out_dt == np.float16:
         acc = np.zeros(out_shape, np.float64)
         with np.errstate(all="ignore"):
