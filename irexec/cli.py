@@ -22,7 +22,7 @@ import numpy as np
 
 from . import __version__
 from .errors import IRExecError, UsageError
-from .feeds import load_array_file, random_axes, random_input
+from .feeds import load_array_file, random_feeds
 from .limits import DEFAULT_LIMITS, Limits
 from .model import Model, load
 
@@ -138,27 +138,6 @@ _positive_float = _number(float, "a number", lambda x: math.isfinite(x) and x > 
 _nonneg_float = _number(float, "a number", lambda x: math.isfinite(x) and x >= 0, "a non-negative number")
 
 
-def _axes_rank(model: Model, pos: int) -> int | None:
-    """If input `pos` feeds only reductions' axes ports, the data rank there (for random axes)."""
-    lid = model.graph.parameters[pos]
-    ranks = set()
-    for cid, operands in model.graph.operands.items():
-        for i, (src, _) in enumerate(operands):
-            if src != lid:
-                continue
-            layer = model.graph.layers[cid]
-            if i != 1 or not layer.type.lower().startswith("reduce"):
-                return None
-            data = model.specs[operands[0]]
-            if data.shape is None:
-                return None
-            ranks.add(len(data.shape))
-    return ranks.pop() if len(ranks) == 1 else None
-
-
-SUB_BYTE_RANGE = {"u1": (0, 1), "u4": (0, 15), "i4": (-8, 7)}
-
-
 def _gather_feeds(model: Model, specs: list[str], seed: int) -> dict:
     feeds: dict[str, np.ndarray] = {}
     names = [i.name for i in model.inputs]
@@ -187,18 +166,7 @@ def _gather_feeds(model: Model, specs: list[str], seed: int) -> dict:
                 value = {names[0]: value}
             for name, v in value.items():
                 add(name, v, spec)
-    rng = np.random.default_rng(seed)
-    for pos, info in enumerate(model.inputs):
-        if pos in given:
-            continue
-        rank = _axes_rank(model, pos) if info.dtype.kind in "iu" else None
-        if info.element_type in SUB_BYTE_RANGE:
-            lo, hi = SUB_BYTE_RANGE[info.element_type]
-            feeds[info.name] = rng.integers(lo, hi + 1, size=info.shape).astype(info.dtype)
-        elif rank is not None:
-            feeds[info.name] = random_axes(info.shape, rank, rng, info.dtype)
-        else:
-            feeds[info.name] = random_input(info.shape, info.dtype, rng, info.name)
+    feeds.update(random_feeds(model, np.random.default_rng(seed), given))
     return feeds
 
 

@@ -30,8 +30,8 @@ if str(_TESTS) not in sys.path:
 
 from irbuild import Net  # noqa: E402
 
-from irexec.cli import _axes_rank  # noqa: E402
 from irexec.dtypes import bits  # noqa: E402
+from irexec.feeds import axes_rank as _axes_rank  # noqa: E402
 
 # ---- choosers ----------------------------------------------------------------------------------
 
