@@ -592,93 +592,27 @@ def cmd_warmup(args) -> int:
     """Compile kernels into the cache in parallel processes, with a progress line: with models,
     each model runs once on random inputs with the kernels on (exactly the specializations it
     uses); without, every kernel family (the reductions split by element type)."""
-    import subprocess
-
     from .kernels import jit
+    from .kernels.warmup import compile_kernels
 
-    if not jit.CACHE:
-        raise UsageError("no writable cache folder: set IREXEC_CACHE_DIR to one (compiled kernels are kept there)")
-    tasks: list[tuple[str, list[str]]] = []  # (what, command)
-    everything = not args.models
-    for path in args.models:
-        if not os.path.isfile(path):
-            raise UsageError(f"model file {path!r} does not exist")
-        model = load(path)  # the model must load: its layers are what the kernels serve
-        if any(i.shape is None for i in model.inputs):  # a dynamic rank: no input to make up
-            print(f"irexec: {path}: an input has a dynamic rank; compiling every kernel family", file=sys.stderr)
-            everything = True
-            continue
-        # Specializations depend on element types and ranks, and which reduction kernel runs on
-        # the sizes: the model runs once (a dynamic dim as 1 in front, a batch, and as 64
-        # elsewhere), and the reduction kernels compile for every element type the model holds.
-        shapes = [
-            f"{i.name}=" + ",".join(str(d or (1 if k == 0 else 64)) for k, d in enumerate(i.shape))
-            for i in model.inputs
-            if None in i.shape
-        ]
-        types = sorted({spec.dtype for spec in model.specs.values() if spec.dtype})
-        code = (
-            f"import sys; from irexec.cli import main; rc = main(['run', {path!r}, '-o', {os.devnull!r}] + "
-            f"[f'--shape={{s}}' for s in {shapes!r}]); "
-            f"from irexec.kernels.reduce.loops import warm; warm(types={tuple(types)!r}); sys.exit(rc)"
-        )
-        tasks.append((path, [sys.executable, "-c", code]))
-    families = []
-    for name, part in jit.warm_tasks():
-        code = f"import importlib; importlib.import_module({name!r}).warm({'' if part is None else part})"
-        families.append(
-            (name.rsplit(".", 1)[-1] + ("" if part is None else f" part {part + 1}"), [sys.executable, "-c", code])
-        )
-    if everything:
-        tasks += families
-    env = dict(os.environ, IREXEC_JIT="always", IREXEC_CACHE_DIR=jit.CACHE_DIR)
-    env.pop("NUMBA_CACHE_DIR", None)
-    t0 = time.perf_counter()
-    running: list[tuple[str, subprocess.Popen]] = []
-    pending = list(tasks)
-    done = 0
-    failed = []
     tty = sys.stderr.isatty()
-    while pending or running:
-        while pending and len(running) < args.jobs:
-            label, cmd = pending.pop(0)
-            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            running.append((label, proc))
-        time.sleep(0.05)
-        for item in list(running):
-            label, proc = item
-            if proc.poll() is None:
-                continue
-            running.remove(item)
-            done += 1
-            last = (proc.stderr.read() or "").strip().splitlines()[-1:] or ["?"]
-            if proc.returncode != 0 and label in args.models:
-                # a model that does not run on made-up inputs: every family compiles instead
-                print(
-                    f"irexec: {label} did not run on random inputs ({last[0]}); compiling every kernel family",
-                    file=sys.stderr,
-                )
-                if not everything:
-                    everything = True
-                    pending += families
-                    tasks += families
-            elif proc.returncode != 0:
-                failed.append((label, last))
-            if tty:
-                print(
-                    f"\rwarmup: {done}/{len(tasks)} done, {time.perf_counter() - t0:.1f} s",
-                    end="",
-                    file=sys.stderr,
-                    flush=True,
-                )
+
+    def note(text: str) -> None:
+        print(f"irexec: {text}", file=sys.stderr)
+
+    def progress(done: int, total: int, seconds: float) -> None:
+        if tty:
+            print(f"\rwarmup: {done}/{total} done, {seconds:.1f} s", end="", file=sys.stderr, flush=True)
+
+    outcome = compile_kernels(args.models, args.jobs, note, progress)
     if tty:
         print(file=sys.stderr)
-    if failed:
-        for label, last in failed:
-            print(f"irexec: warmup of {label} failed: {last[0]}", file=sys.stderr)
+    if outcome.failed:
+        for label, last in outcome.failed:
+            print(f"irexec: warmup of {label} failed: {last}", file=sys.stderr)
         return 5
-    what = "every kernel family" if everything else f"the kernels of {len(args.models)} model(s)"
-    print(f"compiled {what} into {jit.CACHE_DIR} in {time.perf_counter() - t0:.1f} s ({len(tasks)} processes)")
+    what = "every kernel family" if outcome.everything else f"the kernels of {len(args.models)} model(s)"
+    print(f"compiled {what} into {jit.CACHE_DIR} in {outcome.seconds:.1f} s ({outcome.processes} processes)")
     return 0
 
 
