@@ -112,7 +112,7 @@ def cached_model(source, options: LoadOptions | None = None):
 def write_atomically(path: Path, outputs: dict) -> None:
     """OUT/<stem>.npz via a temporary file in the same folder, fsync, then rename: a reader (or a
     --resume) sees the old file or the whole new one, never a part."""
-    from .cli import write_outputs
+    from .cli.common import write_outputs
 
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:100]}.", suffix=".npz.tmp", dir=path.parent)

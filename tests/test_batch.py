@@ -136,7 +136,7 @@ def test_irexec_does_not_import_dask_and_says_how_to_get_it(tmp_path):
     inputs = _samples(tmp_path, 1)
     code = f"""
 import sys
-import irexec, irexec.cli, irexec.batch
+import irexec, irexec.cli, irexec.distributed
 irexec.cli.build_parser()
 assert "dask" not in sys.modules and "distributed" not in sys.modules, "dask was imported"
 sys.modules["dask"] = sys.modules["distributed"] = None  # as if not installed

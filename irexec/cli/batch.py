@@ -13,13 +13,14 @@ does not retry them; a worker that dies has its tasks run again on others (dask 
 Without `--scheduler` a `distributed.LocalCluster` of worker processes sized to the machine runs
 the batch; with one, an existing cluster does, and the model's files are sent to the workers
 (scattered once) unless `--shared-storage` says the workers read the model's path themselves.
-Workers load the model once per process (`irexec.distributed.cached_model`, also used by
-`irexec.dask`). Dask is imported only when the command runs: `pip install "irexec[dask]"`.
+Here: the command's options, the samples named by the inputs, the progress line and the client
+side; what runs on the workers is `irexec/distributed.py`'s, where each worker process loads the
+model once (`cached_model`, also used by `irexec.dask`). Dask is imported only when the command
+runs: `pip install "irexec[dask]"`.
 """
 
 from __future__ import annotations
 
-import argparse
 import glob
 import json
 import os
@@ -28,8 +29,9 @@ import time
 import uuid
 from pathlib import Path
 
-from .distributed import LoadOptions, model_files, run_samples
-from .errors import IRExecError, UsageError
+from ..distributed import LoadOptions, model_files, run_samples
+from ..errors import IRExecError, UsageError
+from .common import emit_json, ensure_folder, load_model, non_negative_int, positive_int, warn_dangling
 
 NEEDS_DASK = 'irexec batch needs Dask: pip install "irexec[dask]"'
 
@@ -43,24 +45,11 @@ LOCAL_CLUSTER_CONFIG = {
 }
 
 
-def _count(minimum: int, rule: str):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be {rule}, got {text}")
-        return value
-
-    return parse
-
-
-def add_batch_parser(sub, common, feeds) -> None:
+def add_parser(sub, parents) -> None:
     """Register the `batch` subcommand."""
-    del feeds  # samples come from files, not -i
-    p = sub.add_parser("batch", help="run the model over many .npz samples on a Dask cluster")
-    common(p)
+    p = sub.add_parser(  # samples come from files, not -i
+        "batch", parents=[parents.model], help="run the model over many .npz samples on a Dask cluster"
+    )
     p.add_argument(
         "inputs",
         nargs="+",
@@ -71,20 +60,20 @@ def add_batch_parser(sub, common, feeds) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler (tcp://host:port)")
     p.add_argument(
         "--workers",
-        type=_count(1, "at least 1"),
+        type=positive_int,
         metavar="N",
         help="local cluster: worker processes (default: the machine's cores)",
     )
     p.add_argument(
         "--threads-per-worker",
-        type=_count(1, "at least 1"),
+        type=positive_int,
         default=1,
         metavar="T",
         help="local cluster: threads per worker process (default 1)",
     )
     p.add_argument(
         "--threads",
-        type=_count(1, "at least 1"),
+        type=positive_int,
         metavar="N",
         help="threads irexec's kernels may use in each worker (default: --threads-per-worker "
         "on a local cluster, the worker machine's setting otherwise)",
@@ -99,22 +88,19 @@ def add_batch_parser(sub, common, feeds) -> None:
     )
     p.add_argument(
         "--chunk-size",
-        type=_count(1, "at least 1"),
+        type=positive_int,
         metavar="K",
         help="samples per task (default: about 4 tasks per worker thread, at most 16)",
     )
     p.add_argument(
         "--retries",
-        type=_count(0, "non-negative"),
+        type=non_negative_int,
         default=2,
         metavar="N",
         help="tries again when a task raises something other than irexec's errors (default 2); "
         "a task whose worker died is always run again elsewhere",
     )
     p.set_defaults(fn=cmd_batch)
-
-
-# ---- the client side ----------------------------------------------------------------------------------
 
 
 def _is_glob(text: str) -> bool:
@@ -204,7 +190,7 @@ def complete(path: Path, names: list[str]) -> bool:
 
 def _load_options(args, model) -> LoadOptions:
     shapes = []
-    for spec in getattr(args, "shape", None) or []:  # already checked by cli._load
+    for spec in getattr(args, "shape", None) or []:  # already checked by common.load_model
         name, _, dims = spec.partition("=")
         shapes.append((name, dims))
     threads = args.threads or (None if args.scheduler else args.threads_per_worker)
@@ -254,15 +240,13 @@ def cmd_batch(args) -> int:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
         raise UsageError(NEEDS_DASK) from None
-    from .cli import _emit_json, _load, _warn_dangling, ensure_folder
-
     if args.scheduler and (args.workers or args.threads_per_worker != 1):
         raise UsageError(
             "--workers and --threads-per-worker size a local cluster; with --scheduler the "
             "cluster's own workers run the batch"
         )
-    model = _load(args)
-    _warn_dangling(model)
+    model = load_model(args)
+    warn_dangling(model)
     names = [o.name for o in model.outputs]
     samples = expand_inputs(args.inputs)
     out_dir = ensure_folder(args.out, "--out")
@@ -429,7 +413,7 @@ def cmd_batch(args) -> int:
         )
         for w, d in summary["per_worker"].items():
             print(f"  {w}: {d['samples']} samples ({d['share']:.0%})")
-    _emit_json(args.json, summary)
+    emit_json(args.json, summary)
     if counts["failed"]:
         print(f"irexec: {counts['failed']} of {len(samples)} samples failed (see {manifest_path})", file=sys.stderr)
         return 1
