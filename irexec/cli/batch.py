@@ -234,12 +234,7 @@ class _Progress:
 
 
 def cmd_batch(args) -> int:
-    try:
-        import dask
-        import distributed
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise UsageError(NEEDS_DASK) from None
+    distributed = _import_dask()
     if args.scheduler and (args.workers or args.threads_per_worker != 1):
         raise UsageError(
             "--workers and --threads-per-worker size a local cluster; with --scheduler the "
@@ -250,171 +245,253 @@ def cmd_batch(args) -> int:
     names = [o.name for o in model.outputs]
     samples = expand_inputs(args.inputs)
     out_dir = ensure_folder(args.out, "--out")
+    stems = _stems(samples)
+    options = _load_options(args, model)
+    manifest = _Manifest(out_dir / "manifest.jsonl")
+    t0 = time.perf_counter()
+    cluster = _Cluster()
+    try:
+        todo = _todo(args, stems, out_dir, names, manifest)
+        if todo:
+            cluster.start(args)
+            _process(cluster, args, model, options, todo, manifest)
+    finally:
+        manifest.close()
+        cluster.close()
+    _remove_temporaries(out_dir, stems)
+    summary = _summary(args, len(samples), manifest, cluster, time.perf_counter() - t0, out_dir)
+    summary["dask"] = distributed.__version__
+    if args.json != "-":
+        _print_summary(summary, cluster.start_s)
+    emit_json(args.json, summary)
+    if manifest.counts["failed"]:
+        print(
+            f"irexec: {manifest.counts['failed']} of {len(samples)} samples failed (see {manifest.path})",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _import_dask():
+    """The `distributed` module; a usage error naming the extra when Dask is not installed."""
+    try:
+        import dask  # noqa: F401 (only checked here)
+        import distributed
+    except ImportError:
+        raise UsageError(NEEDS_DASK) from None
+    return distributed
+
+
+def _stems(samples: list[str]) -> dict[str, str]:
+    """Output stem -> sample; a usage error when two samples would write the same file."""
     stems: dict[str, str] = {}
     for s in samples:
         stem = _stem(s)
         if stem in stems:
             raise UsageError(f"samples {stems[stem]!r} and {s!r} would both write {stem}.npz")
         stems[stem] = s
-    options = _load_options(args, model)
-    run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
-    manifest_path = out_dir / "manifest.jsonl"
-    try:
-        manifest = open(manifest_path, "a")
-    except OSError as e:
-        raise UsageError(f"cannot write {str(manifest_path)!r}: {e.strerror}") from None
-    t0 = time.perf_counter()
-    counts = {"ok": 0, "failed": 0, "skipped": 0}
-    per_worker: dict[str, int] = {}
+    return stems
 
-    def record(rec: dict) -> None:
-        rec = {"run": run_id, **rec}
-        counts[rec["status"]] += 1
+
+class _Manifest:
+    """OUT/manifest.jsonl, appended one JSON line per sample as it finishes (under this run's id),
+    with the counts by status and the samples each worker ran."""
+
+    def __init__(self, path: Path):
+        self.run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+        self.path = path
+        try:
+            self.file = open(path, "a")
+        except OSError as e:
+            raise UsageError(f"cannot write {str(path)!r}: {e.strerror}") from None
+        self.counts = {"ok": 0, "failed": 0, "skipped": 0}
+        self.per_worker: dict[str, int] = {}
+
+    def record(self, rec: dict) -> None:
+        rec = {"run": self.run_id, **rec}
+        self.counts[rec["status"]] += 1
         if rec.get("worker") and rec["status"] != "skipped":
-            per_worker[rec["worker"]] = per_worker.get(rec["worker"], 0) + 1
-        manifest.write(json.dumps(rec) + "\n")
-        manifest.flush()
+            self.per_worker[rec["worker"]] = self.per_worker.get(rec["worker"], 0) + 1
+        self.file.write(json.dumps(rec) + "\n")
+        self.file.flush()
 
-    cluster = client = None
-    progress = None
-    start_s = processing_s = 0.0
+    def close(self) -> None:
+        self.file.close()
+
+
+def _todo(args, stems: dict[str, str], out_dir: Path, names: list[str], manifest: _Manifest) -> list:
+    """(sample, output path) of the samples to run; with --resume, those whose output is complete
+    are recorded as skipped, and temporary files left by a killed run are removed."""
+    todo = []
+    for stem, s in stems.items():
+        out = out_dir / f"{stem}.npz"
+        if args.resume and out.is_file() and complete(out, names):
+            manifest.record(
+                {
+                    "input": s,
+                    "output": str(out),
+                    "status": "skipped",
+                    "error": None,
+                    "message": None,
+                    "seconds": 0.0,
+                    "worker": None,
+                }
+            )
+        else:
+            todo.append((s, str(out)))
+    if args.resume:
+        _remove_temporaries(out_dir, stems)
+    return todo
+
+
+class _Cluster:
+    """The Dask client, and the local cluster it runs on unless --scheduler names one; how long
+    they took to start, and how long the processing took once they had."""
+
+    def __init__(self):
+        self.client = self.local = None
+        self.start_s = self.processing_s = 0.0
+
+    def start(self, args) -> None:
+        import dask
+        from distributed import Client, LocalCluster
+
+        t_start = time.perf_counter()
+        if args.scheduler:
+            try:
+                self.client = Client(args.scheduler, timeout=30)
+            except (OSError, TimeoutError, ValueError) as e:
+                raise UsageError(f"--scheduler {args.scheduler!r}: cannot connect ({e})") from None
+        else:
+            n = args.workers or os.cpu_count() or 1
+            with dask.config.set(LOCAL_CLUSTER_CONFIG):
+                self.local = LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=args.threads_per_worker,
+                    processes=True,
+                    dashboard_address=None,
+                    host="127.0.0.1",
+                )
+            self.client = Client(self.local)
+        self.start_s = time.perf_counter() - t_start
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+        if self.local is not None:
+            self.local.close()
+
+
+class _Tasks:
+    """The batch's Dask tasks, each running several samples; a task that failed (raised after its
+    retries, or its workers kept dying) runs again as one task per sample."""
+
+    def __init__(self, client, source, options: LoadOptions, retries: int):
+        self.client, self.source, self.options, self.retries = client, source, options, retries
+        self.token = uuid.uuid4().hex[:12]
+        self.items: dict = {}  # future -> its (sample, output) pairs
+        self.serial = 0
+
+    def submit(self, items: list):
+        self.serial += 1
+        fut = self.client.submit(
+            run_samples,
+            self.source,
+            self.options,
+            items,
+            key=f"irexec-batch-{self.token}-{self.serial}",
+            retries=self.retries,
+            pure=False,
+        )
+        self.items[fut] = items
+        return fut
+
+    def records(self, fut, pending) -> list[dict]:
+        """The records of a task that ended; none yet when its samples went back to `pending` one
+        per task."""
+        items = self.items.pop(fut)
+        if fut.status == "finished":
+            return fut.result()
+        if len(items) > 1:
+            for item in items:
+                pending.add(self.submit([item]))
+            return []
+        exc = fut.exception() if fut.status == "error" else None
+        return [
+            {
+                "input": items[0][0],
+                "output": None,
+                "status": "failed",
+                "error": type(exc).__name__ if exc is not None else "CancelledError",
+                "message": " ".join(str(exc).split()) if exc is not None else f"task {fut.status}",
+                "seconds": None,
+                "worker": None,
+            }
+        ]
+
+
+def _process(cluster: _Cluster, args, model, options: LoadOptions, todo: list, manifest: _Manifest) -> None:
+    """Run the samples in `todo` on the cluster, recording each as it finishes."""
+    from distributed import as_completed
+
+    client = cluster.client
+    t_ready = time.perf_counter()
+    if args.scheduler and not args.shared_storage:
+        [source] = client.scatter([model_files(model)], broadcast=True, hash=False)
+    else:
+        source = os.path.abspath(model.path)
+    if args.chunk_size:
+        per_task = args.chunk_size
+    else:  # about four tasks per worker thread, at most 16 samples a task
+        threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
+        per_task = max(1, min(16, -(-len(todo) // (4 * threads))))
+    tasks = _Tasks(client, source, options, args.retries)
+    pending = as_completed([tasks.submit(todo[i : i + per_task]) for i in range(0, len(todo), per_task)])
+    progress = _Progress(len(todo))
+    done = 0
     try:
-        todo = []
-        for stem, s in stems.items():
-            out = out_dir / f"{stem}.npz"
-            if args.resume and out.is_file() and complete(out, names):
-                record(
-                    {
-                        "input": s,
-                        "output": str(out),
-                        "status": "skipped",
-                        "error": None,
-                        "message": None,
-                        "seconds": 0.0,
-                        "worker": None,
-                    }
-                )
-            else:
-                todo.append((s, str(out)))
-        if args.resume:
-            _remove_temporaries(out_dir, stems)
-        if todo:
-            t_start = time.perf_counter()
-            if args.scheduler:
-                try:
-                    client = Client(args.scheduler, timeout=30)
-                except (OSError, TimeoutError, ValueError) as e:
-                    raise UsageError(f"--scheduler {args.scheduler!r}: cannot connect ({e})") from None
-            else:
-                n = args.workers or os.cpu_count() or 1
-                with dask.config.set(LOCAL_CLUSTER_CONFIG):
-                    cluster = LocalCluster(
-                        n_workers=n,
-                        threads_per_worker=args.threads_per_worker,
-                        processes=True,
-                        dashboard_address=None,
-                        host="127.0.0.1",
-                    )
-                client = Client(cluster)
-            start_s = time.perf_counter() - t_start
-            if args.scheduler and not args.shared_storage:
-                [source] = client.scatter([model_files(model)], broadcast=True, hash=False)
-            else:
-                source = os.path.abspath(model.path)
-            if args.chunk_size:
-                per_task = args.chunk_size
-            else:  # about four tasks per worker thread, at most 16 samples a task
-                threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()) or 1
-                per_task = max(1, min(16, -(-len(todo) // (4 * threads))))
-            token = uuid.uuid4().hex[:12]
-            futures: dict = {}
-            serial = [0]
-
-            def submit(items):
-                serial[0] += 1
-                fut = client.submit(
-                    run_samples,
-                    source,
-                    options,
-                    items,
-                    key=f"irexec-batch-{token}-{serial[0]}",
-                    retries=args.retries,
-                    pure=False,
-                )
-                futures[fut] = items
-                return fut
-
-            pending = as_completed([submit(todo[i : i + per_task]) for i in range(0, len(todo), per_task)])
-            progress = _Progress(len(todo))
-            done = 0
-            for fut in pending:
-                items = futures.pop(fut)
-                if fut.status == "finished":
-                    recs = fut.result()
-                elif len(items) > 1:  # raised after its retries, or its workers kept dying: one per task
-                    for item in items:
-                        pending.add(submit([item]))
-                    recs = []
-                else:
-                    exc = fut.exception() if fut.status == "error" else None
-                    recs = [
-                        {
-                            "input": items[0][0],
-                            "output": None,
-                            "status": "failed",
-                            "error": type(exc).__name__ if exc is not None else "CancelledError",
-                            "message": " ".join(str(exc).split()) if exc is not None else f"task {fut.status}",
-                            "seconds": None,
-                            "worker": None,
-                        }
-                    ]
-                for rec in recs:
-                    record(rec)
-                fut.release()
-                done += len(recs)
-                progress.update(done, counts["failed"])
-            progress.update(done, counts["failed"], force=True)
-            processing_s = time.perf_counter() - t_start - start_s
+        for fut in pending:
+            recs = tasks.records(fut, pending)
+            for rec in recs:
+                manifest.record(rec)
+            fut.release()
+            done += len(recs)
+            progress.update(done, manifest.counts["failed"])
+        progress.update(done, manifest.counts["failed"], force=True)
+        cluster.processing_s = time.perf_counter() - t_ready
     finally:
-        if progress is not None:
-            progress.close()
-        manifest.close()
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
-    _remove_temporaries(out_dir, stems)
-    wall = time.perf_counter() - t0
+        progress.close()
+
+
+def _summary(args, n_samples: int, manifest: _Manifest, cluster: _Cluster, wall: float, out_dir: Path) -> dict:
+    counts = manifest.counts
     ran = counts["ok"] + counts["failed"]
-    total_run = sum(per_worker.values())
-    summary = {
+    total_run = sum(manifest.per_worker.values())
+    return {
         "model": args.model,
-        "run": run_id,
-        "samples": len(samples),
+        "run": manifest.run_id,
+        "samples": n_samples,
         **counts,
         "seconds": wall,
         "samples_per_s": ran / wall if wall > 0 else 0.0,
-        "cluster_start_seconds": start_s,
-        "processing_seconds": processing_s,
+        "cluster_start_seconds": cluster.start_s,
+        "processing_seconds": cluster.processing_s,
         "cluster": None
-        if client is None
+        if cluster.client is None
         else args.scheduler
         or (f"local: {args.workers or os.cpu_count() or 1} worker processes x {args.threads_per_worker} threads"),
-        "per_worker": {w: {"samples": n, "share": n / total_run} for w, n in sorted(per_worker.items())},
+        "per_worker": {w: {"samples": n, "share": n / total_run} for w, n in sorted(manifest.per_worker.items())},
         "out": str(out_dir),
-        "manifest": str(manifest_path),
-        "dask": distributed.__version__,
+        "manifest": str(manifest.path),
     }
-    if args.json != "-":
-        print(
-            f"{len(samples)} samples: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} skipped "
-            f"in {wall:.1f} s ({summary['samples_per_s']:.1f} samples/s"
-            + (f"; cluster start {start_s:.1f} s)" if start_s else ")")
-        )
-        for w, d in summary["per_worker"].items():
-            print(f"  {w}: {d['samples']} samples ({d['share']:.0%})")
-    emit_json(args.json, summary)
-    if counts["failed"]:
-        print(f"irexec: {counts['failed']} of {len(samples)} samples failed (see {manifest_path})", file=sys.stderr)
-        return 1
-    return 0
+
+
+def _print_summary(summary: dict, start_s: float) -> None:
+    print(
+        f"{summary['samples']} samples: {summary['ok']} ok, {summary['failed']} failed, {summary['skipped']} skipped "
+        f"in {summary['seconds']:.1f} s ({summary['samples_per_s']:.1f} samples/s"
+        + (f"; cluster start {start_s:.1f} s)" if start_s else ")")
+    )
+    for w, d in summary["per_worker"].items():
+        print(f"  {w}: {d['samples']} samples ({d['share']:.0%})")

@@ -30,12 +30,27 @@ def cmd_bench(args) -> int:
     model = load_model(args)
     load_s = time.perf_counter() - t_import
     feeds = gather_feeds(model, args.input or [], args.seed)
+    kernels = _load_kernels(model, feeds)
+    t0 = time.perf_counter()
+    model.infer(feeds)
+    first = time.perf_counter() - t0
+    times = _steady_state(model, feeds, args.iterations, args.time)
+    stats = _stats(args.model, load_s, kernels, first, times, feeds)
+    if args.per_layer:
+        stats["per_layer"] = _per_layer_profile(model, feeds, max(3, min(len(times), 20)))
+    if args.json != "-":
+        _print_stats(stats, kernels)
+    emit_json(args.json, stats)
+    return 0
+
+
+def _load_kernels(model: Model, feeds: dict) -> dict:
+    """A benchmark is a long-lived process: it takes the kernels from the start. The kernels this
+    model uses compile (or load from the cache) in a first inference, timed apart from the first
+    inference that runs with all of them loaded."""
     from .. import config
     from ..kernels import jit
 
-    # a benchmark is a long-lived process: it takes the kernels from the start. The kernels this
-    # model uses compile (or load from the cache) in a first inference, timed apart from the
-    # first inference that runs with all of them loaded.
     kernels = jit.timed_load() if config.JIT != "never" else {"ready": False}
     if kernels["ready"]:
         t0 = time.perf_counter()
@@ -44,12 +59,15 @@ def cmd_bench(args) -> int:
         from_cache, compiled = jit.compile_counts()
         kernels["kernels_from"] = "compiled" if compiled else "cache"
         kernels["kernels_compiled"], kernels["kernels_from_cache"] = compiled, from_cache
-    t0 = time.perf_counter()
-    model.infer(feeds)
-    first = time.perf_counter() - t0
+    return kernels
+
+
+def _steady_state(model: Model, feeds: dict, iterations: int, seconds: float | None) -> list[float]:
+    """The time of each inference: `iterations` of them, or as many as `seconds` allow (one at
+    least), with a count on stderr when it is a terminal."""
     times: list[float] = []
-    deadline = time.perf_counter() + args.time if args.time else None
-    count = args.iterations if deadline is None else None
+    deadline = time.perf_counter() + seconds if seconds else None
+    count = iterations if deadline is None else None
     tty = sys.stderr.isatty()
     while (count is not None and len(times) < count) or (
         deadline is not None and (not times or time.perf_counter() < deadline)
@@ -61,10 +79,14 @@ def cmd_bench(args) -> int:
             print(f"\r{len(times)} iterations", end="", file=sys.stderr, flush=True)
     if tty:
         print("\r", end="", file=sys.stderr)
+    return times
+
+
+def _stats(model_path: str, load_s: float, kernels: dict, first: float, times: list[float], feeds: dict) -> dict:
     ts = np.array(times)
     in_bytes = sum(np.asarray(v).nbytes for v in feeds.values())
-    stats = {
-        "model": args.model,
+    return {
+        "model": model_path,
         "load_model_s": load_s,
         "import_numba_s": kernels.get("import_numba_s"),
         "kernels_s": kernels.get("kernels_s"),
@@ -80,28 +102,26 @@ def cmd_bench(args) -> int:
         "throughput_per_s": len(ts) / float(ts.sum()) if ts.sum() > 0 else math.inf,
         "input_gb_per_s": in_bytes / float(np.median(ts)) / 1e9 if np.median(ts) > 0 else math.inf,
     }
-    if args.per_layer:
-        stats["per_layer"] = _per_layer_profile(model, feeds, max(3, min(len(times), 20)))
-    if args.json != "-":
-        print(f"load model: {load_s * 1e3:.1f} ms")
-        if kernels.get("ready"):
-            print(
-                f"import numba: {kernels['import_numba_s'] * 1e3:.0f} ms; a first inference that compiled "
-                f"{kernels['kernels_compiled']} kernel specializations and loaded {kernels['kernels_from_cache']} "
-                f"from the cache: {kernels['kernels_s'] * 1e3:.0f} ms"
-            )
-        print(f"first inference: {stats['first_inference_ms']:.3f} ms")
+
+
+def _print_stats(stats: dict, kernels: dict) -> None:
+    print(f"load model: {stats['load_model_s'] * 1e3:.1f} ms")
+    if kernels.get("ready"):
         print(
-            f"steady state over {stats['iterations']} iterations: median {stats['median_ms']:.3f} ms, "
-            f"p90 {stats['p90_ms']:.3f} ms, min {stats['min_ms']:.3f} ms, max {stats['max_ms']:.3f} ms"
+            f"import numba: {kernels['import_numba_s'] * 1e3:.0f} ms; a first inference that compiled "
+            f"{kernels['kernels_compiled']} kernel specializations and loaded {kernels['kernels_from_cache']} "
+            f"from the cache: {kernels['kernels_s'] * 1e3:.0f} ms"
         )
-        print(
-            f"throughput: {stats['throughput_per_s']:.1f} inferences/s, inputs read at {stats['input_gb_per_s']:.2f} GB/s"
-        )
-        if args.per_layer:
-            _print_profile(stats["per_layer"])
-    emit_json(args.json, stats)
-    return 0
+    print(f"first inference: {stats['first_inference_ms']:.3f} ms")
+    print(
+        f"steady state over {stats['iterations']} iterations: median {stats['median_ms']:.3f} ms, "
+        f"p90 {stats['p90_ms']:.3f} ms, min {stats['min_ms']:.3f} ms, max {stats['max_ms']:.3f} ms"
+    )
+    print(
+        f"throughput: {stats['throughput_per_s']:.1f} inferences/s, inputs read at {stats['input_gb_per_s']:.2f} GB/s"
+    )
+    if "per_layer" in stats:
+        _print_profile(stats["per_layer"])
 
 
 def _per_layer_profile(model: Model, feeds: dict, runs: int) -> dict:

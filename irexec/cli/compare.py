@@ -47,10 +47,28 @@ def cmd_compare(args) -> int:
     if args.save_inputs:
         check_output_path(args.save_inputs, 2)
         write_outputs(args.save_inputs, feeds)
-    against = args.against
-    if args.per_layer and against != "openvino":
+    if args.per_layer and args.against != "openvino":
         raise UsageError("--per-layer compares with OpenVINO: use it with --against openvino")
     got = model.infer(feeds)
+    want, layers, compared = _reference(args, model, feeds, got)
+    diffs = [cmp.diff(name, g, w, args.rtol, args.atol) for (name, g), w in zip(got.items(), want)]
+    ok = all(d.ok for d in diffs)
+    if args.json != "-":
+        print(f"irexec vs {args.against}: rtol {args.rtol:g}, atol {args.atol:g}")
+        for d in diffs:
+            _print_diff(d)
+        if args.per_layer:
+            _print_layers(layers, compared)
+    emit_json(args.json, _payload(args, ok, diffs, layers, compared))
+    return 0 if ok and not layers else EXIT_MISMATCH
+
+
+def _reference(args, model, feeds: dict, got: dict) -> tuple[list, list, int]:
+    """The reference outputs `--against` names, in the model's output order; with --per-layer the
+    divergent layers (in topological order) and how many layer outputs were compared."""
+    from .. import compare as cmp
+
+    against = args.against
     layers, compared = [], 0
     if against == "openvino":
         want, ov_layers = cmp.openvino_outputs(model, feeds, per_layer=args.per_layer)
@@ -64,42 +82,46 @@ def cmd_compare(args) -> int:
             raise UsageError(f"--against {against} has {len(want)} outputs, the model {len(got)}")
     else:
         raise UsageError(f"--against {against!r}: expected openvino, a .npz/.npy of expected outputs, or an .xml")
-    diffs = [cmp.diff(name, g, w, args.rtol, args.atol) for (name, g), w in zip(got.items(), want)]
-    ok = all(d.ok for d in diffs)
-    if args.json != "-":
-        print(f"irexec vs {against}: rtol {args.rtol:g}, atol {args.atol:g}")
-        for d in diffs:
-            verdict = "OK" if d.ok else "MISMATCH"
-            print(f"{d.name}: {verdict}  shape {d.shape} {d.dtype}")
-            if d.note:
-                print(f"  {d.note}")
-                continue
-            print(
-                f"  max abs {d.max_abs:.3g}  max rel {d.max_rel:.3g}  mean abs {d.mean_abs:.3g}  "
-                f"mismatches {d.mismatches} of {d.total} ({d.share:.2%})"
-            )
-            if d.worst_index is not None and d.worst_got is not None:
-                print(f"  worst at {list(d.worst_index)}: irexec {d.worst_got:.7g}, reference {d.worst_want:.7g}")
-            if d.histogram:
-                print("  |error| " + "  ".join(f"<{hi:g}: {c}" for lo, hi, c in d.histogram if c))
-        if args.per_layer:
-            if not layers:
-                print(f"per layer: all {compared} intermediate tensors match")
-            else:
-                first = layers[0]
-                print(
-                    f"first divergent layer: id={first.layer_id} name={first.name!r} {first.type}-{first.version} "
-                    f"line {first.line} (max abs {first.diff.max_abs:.3g}, {first.diff.mismatches} mismatches)"
-                )
-                for r in layers:
-                    how = "introduced here" if r.introduced else "inherited"
-                    print(
-                        f"  id={r.layer_id} {r.name!r} {r.type}-{r.version} line {r.line} output {r.output}: "
-                        f"max abs {r.diff.max_abs:.3g}, {r.diff.share:.1%} mismatch ({how})"
-                    )
+    return want, layers, compared
+
+
+def _print_diff(d) -> None:
+    verdict = "OK" if d.ok else "MISMATCH"
+    print(f"{d.name}: {verdict}  shape {d.shape} {d.dtype}")
+    if d.note:
+        print(f"  {d.note}")
+        return
+    print(
+        f"  max abs {d.max_abs:.3g}  max rel {d.max_rel:.3g}  mean abs {d.mean_abs:.3g}  "
+        f"mismatches {d.mismatches} of {d.total} ({d.share:.2%})"
+    )
+    if d.worst_index is not None and d.worst_got is not None:
+        print(f"  worst at {list(d.worst_index)}: irexec {d.worst_got:.7g}, reference {d.worst_want:.7g}")
+    if d.histogram:
+        print("  |error| " + "  ".join(f"<{hi:g}: {c}" for lo, hi, c in d.histogram if c))
+
+
+def _print_layers(layers: list, compared: int) -> None:
+    if not layers:
+        print(f"per layer: all {compared} intermediate tensors match")
+        return
+    first = layers[0]
+    print(
+        f"first divergent layer: id={first.layer_id} name={first.name!r} {first.type}-{first.version} "
+        f"line {first.line} (max abs {first.diff.max_abs:.3g}, {first.diff.mismatches} mismatches)"
+    )
+    for r in layers:
+        how = "introduced here" if r.introduced else "inherited"
+        print(
+            f"  id={r.layer_id} {r.name!r} {r.type}-{r.version} line {r.line} output {r.output}: "
+            f"max abs {r.diff.max_abs:.3g}, {r.diff.share:.1%} mismatch ({how})"
+        )
+
+
+def _payload(args, ok: bool, diffs: list, layers: list, compared: int) -> dict:
     payload = {
         "model": args.model,
-        "against": against,
+        "against": args.against,
         "rtol": args.rtol,
         "atol": args.atol,
         "ok": ok,
@@ -121,8 +143,7 @@ def cmd_compare(args) -> int:
         ]
         payload["first_divergent"] = payload["layers"][0] if layers else None
         payload["layers_compared"] = compared
-    emit_json(args.json, payload)
-    return 0 if ok and not layers else EXIT_MISMATCH
+    return payload
 
 
 def cmd_graph(args) -> int:
