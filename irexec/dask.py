@@ -37,8 +37,8 @@ def infer(model_path, inputs: dict, batch_axis: int = 0, *, limits=None, shapes=
     try:
         import dask
         import dask.array as da
-    except ImportError:
-        raise UsageError(NEEDS_DASK) from None
+    except ImportError as e:  # the cause names the module missing: dask, or one dask.array needs
+        raise UsageError(NEEDS_DASK) from e
     from .model import load
 
     source = os.path.abspath(model_path)

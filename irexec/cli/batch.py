@@ -161,7 +161,7 @@ def _expand_url(item: str) -> list[str]:
     except ImportError as e:
         raise UsageError(f"input {item!r}: its filesystem needs a package that is not installed ({e})") from None
     except (ValueError, OSError) as e:
-        raise UsageError(f"input {item!r}: {type(e).__name__}: {e}") from None
+        raise UsageError(f"input {item!r}: {type(e).__name__}: {e}") from e
     if not found and _is_glob(path):
         raise UsageError(f"input {item!r} matches no file")
     return [fs.unstrip_protocol(p) for p in found]
@@ -278,8 +278,8 @@ def _import_dask():
     try:
         import dask  # noqa: F401 (only checked here)
         import distributed
-    except ImportError:
-        raise UsageError(NEEDS_DASK) from None
+    except ImportError as e:  # the cause names the module missing: dask, distributed or theirs
+        raise UsageError(NEEDS_DASK) from e
     return distributed
 
 
@@ -304,7 +304,7 @@ class _Manifest:
         try:
             self.file = open(path, "a")
         except OSError as e:
-            raise UsageError(f"cannot write {str(path)!r}: {e.strerror}") from None
+            raise UsageError(f"cannot write {str(path)!r}: {e.strerror}") from e
         self.counts = {"ok": 0, "failed": 0, "skipped": 0}
         self.per_worker: dict[str, int] = {}
 
@@ -362,7 +362,7 @@ class _Cluster:
             try:
                 self.client = Client(args.scheduler, timeout=30)
             except (OSError, TimeoutError, ValueError) as e:
-                raise UsageError(f"--scheduler {args.scheduler!r}: cannot connect ({e})") from None
+                raise UsageError(f"--scheduler {args.scheduler!r}: cannot connect ({e})") from e
         else:
             n = args.workers or os.cpu_count() or 1
             with dask.config.set(LOCAL_CLUSTER_CONFIG):

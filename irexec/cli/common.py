@@ -156,7 +156,7 @@ def emit_json(target: str | None, payload: dict) -> None:
             with open(target, "w") as f:
                 f.write(text + "\n")
         except OSError as e:
-            raise UsageError(f"cannot write the JSON report to {target!r}: {e.strerror}") from None
+            raise UsageError(f"cannot write the JSON report to {target!r}: {e.strerror}") from e
 
 
 def _json_default(o):
@@ -253,7 +253,7 @@ def write_outputs(path: str, outputs: dict) -> None:
             if target is not f:
                 f.write(target.getbuffer())
     except OSError as e:
-        raise UsageError(f"cannot write the outputs to {path!r}: {e.strerror or e}") from None
+        raise UsageError(f"cannot write the outputs to {path!r}: {e.strerror or e}") from e
 
 
 def ensure_folder(folder: str, option: str) -> Path:
@@ -265,7 +265,7 @@ def ensure_folder(folder: str, option: str) -> Path:
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise UsageError(f"{option} {folder!r}: {e.strerror}") from None
+        raise UsageError(f"{option} {folder!r}: {e.strerror}") from e
     if not os.access(p, os.W_OK):
         raise UsageError(f"{option} {folder!r} is not writable")
     return p
