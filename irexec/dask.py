@@ -1,7 +1,8 @@
 """Dask arrays through a model: `irexec.dask.infer(model_path, {name: dask_array}, batch_axis=0)`
 maps the model over the chunks of the batch axis and returns {output name: dask array}, lazily,
 so zarr- or xarray-backed data runs out of core, on the threaded scheduler or a distributed
-cluster. Each worker process loads the model once (the cache `irexec batch` uses).
+cluster. Each worker process loads the model once (`irexec.distributed.cached_model`, the cache
+`irexec batch` uses).
 
 Every input is rechunked to one chunk along its other axes, and all inputs to the same chunks
 along the batch axis (the first input's; chunks of the model's batch size when that is static).
@@ -16,14 +17,14 @@ import os
 
 import numpy as np
 
-from .batch import LoadOptions, _model
+from .distributed import LoadOptions, cached_model
 from .errors import InputError, UsageError
 
 NEEDS_DASK = 'irexec.dask needs Dask: pip install "irexec[dask]"'
 
 
 def _run(source, options, names, *blocks):
-    return _model(source, options).infer(dict(zip(names, blocks)))
+    return cached_model(source, options).infer(dict(zip(names, blocks)))
 
 
 def _take(outputs: dict, name: str):
@@ -36,8 +37,8 @@ def infer(model_path, inputs: dict, batch_axis: int = 0, *, limits=None, shapes=
     try:
         import dask
         import dask.array as da
-    except ImportError:
-        raise UsageError(NEEDS_DASK) from None
+    except ImportError as e:  # the cause names the module missing: dask, or one dask.array needs
+        raise UsageError(NEEDS_DASK) from e
     from .model import load
 
     source = os.path.abspath(model_path)

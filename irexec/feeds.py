@@ -1,4 +1,5 @@
-"""Inputs for the command line: `.npy`/`.npz` files read safely, and seeded random inputs.
+"""Inputs for the command line: `.npy`/`.npz` files read safely, and seeded random inputs
+(`random_feeds` makes up every input a model needs; `axes_rank` spots a reduction's axes input).
 
 Files load with allow_pickle=False, and every array's header (dtype, shape) is checked against
 the limits before its data is read, so a small `.npz` cannot expand to gigabytes.
@@ -161,3 +162,45 @@ def random_axes(shape, rank: int, rng: np.random.Generator, dtype: np.dtype) -> 
     if n > rank:
         raise UsageError(f"an axes input of {n} values cannot hold distinct axes of rank {rank}; give it with -i")
     return rng.permutation(rank)[:n].astype(dtype).reshape(shape)
+
+
+# the element types numpy holds in a byte, with the values they may take
+SUB_BYTE_RANGE = {"u1": (0, 1), "u4": (0, 15), "i4": (-8, 7)}
+
+
+def axes_rank(model, pos: int) -> int | None:
+    """If input `pos` of `model` (an irexec Model) feeds only reductions' axes ports, the data rank
+    there (for random axes)."""
+    lid = model.graph.parameters[pos]
+    ranks = set()
+    for cid, operands in model.graph.operands.items():
+        for i, (src, _) in enumerate(operands):
+            if src != lid:
+                continue
+            layer = model.graph.layers[cid]
+            if i != 1 or not layer.type.lower().startswith("reduce"):
+                return None
+            data = model.specs[operands[0]]
+            if data.shape is None:
+                return None
+            ranks.add(len(data.shape))
+    return ranks.pop() if len(ranks) == 1 else None
+
+
+def random_feeds(model, rng: np.random.Generator, given=()) -> dict[str, np.ndarray]:
+    """Seeded data for every input of `model` whose position is not in `given`, in input order:
+    sub-byte types over their range, reductions' axes inputs as distinct valid axes, the others
+    as `random_input` makes them."""
+    feeds: dict[str, np.ndarray] = {}
+    for pos, info in enumerate(model.inputs):
+        if pos in given:
+            continue
+        rank = axes_rank(model, pos) if info.dtype.kind in "iu" else None
+        if info.element_type in SUB_BYTE_RANGE:
+            lo, hi = SUB_BYTE_RANGE[info.element_type]
+            feeds[info.name] = rng.integers(lo, hi + 1, size=info.shape).astype(info.dtype)
+        elif rank is not None:
+            feeds[info.name] = random_axes(info.shape, rank, rng, info.dtype)
+        else:
+            feeds[info.name] = random_input(info.shape, info.dtype, rng, info.name)
+    return feeds

@@ -136,7 +136,7 @@ def test_irexec_does_not_import_dask_and_says_how_to_get_it(tmp_path):
     inputs = _samples(tmp_path, 1)
     code = f"""
 import sys
-import irexec, irexec.cli, irexec.batch
+import irexec, irexec.cli, irexec.distributed
 irexec.cli.build_parser()
 assert "dask" not in sys.modules and "distributed" not in sys.modules, "dask was imported"
 sys.modules["dask"] = sys.modules["distributed"] = None  # as if not installed
@@ -218,7 +218,7 @@ def test_a_task_that_raises_is_retried_then_its_samples_run_one_by_one(tmp_path,
     threads in this process (127.0.0.1), so the planted failure reaches the worker."""
     from distributed import LocalCluster
 
-    import irexec.batch as batch
+    import irexec.distributed as batch
 
     xml = _model(tmp_path)
     inputs = _samples(tmp_path, 9)

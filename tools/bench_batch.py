@@ -5,7 +5,7 @@ The model makes inference dominate the .npz I/O: MVN, then six rounds of Softmax
 ReduceSum, over (64, 1024) float32 per sample (about 30 ms a sample here; 256 KiB of input, 256 B
 of output). IREXEC_JIT=never everywhere: the numpy paths, one core per process, so a single
 process really is serial and the batch's gain is its worker processes. The serial loop does the
-batch's work: np.load each sample, infer, write its outputs with cli.write_outputs.
+batch's work: np.load each sample, infer, write its outputs with cli.common.write_outputs.
 
 The batch is timed end to end (a new `irexec batch` process: Python and irexec start-up, model
 load, the LocalCluster's start and shutdown included) and from its --json summary: the cluster's
@@ -52,7 +52,7 @@ def model(d: Path) -> Path:
 
 
 def serial(xml: Path, samples: list[Path], out: Path) -> float:
-    from irexec.cli import write_outputs
+    from irexec.cli.common import write_outputs
 
     t = time.perf_counter()
     m = irexec.load(xml)

@@ -22,13 +22,8 @@ import numpy as np
 from lxml import etree
 
 from irexec.dtypes import bits
+from irexec.feeds import axes_rank
 from tests.support.irbuild import Net
-
-# the except branch goes once irexec.feeds.axes_rank lands
-try:
-    from irexec.feeds import axes_rank
-except ImportError:
-    from irexec.cli import _axes_rank as axes_rank
 
 # ---- choosers ----------------------------------------------------------------------------------
 

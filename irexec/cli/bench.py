@@ -1,0 +1,165 @@
+"""`irexec bench`: load time, the first inference apart from the steady state, and with
+--per-layer the median time of every layer and a summary by op type."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+
+from ..model import Model
+from .common import emit_json, gather_feeds, load_model, positive_float, positive_int
+
+
+def add_parser(sub, parents) -> None:
+    """Register `bench`."""
+    p = sub.add_parser(
+        "bench", parents=[parents.model, parents.feeds], help="time inference: first call apart from steady state"
+    )
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-n", "--iterations", type=positive_int, default=20, help="iterations (default 20)")
+    g.add_argument("-t", "--time", type=positive_float, help="run for this many seconds instead")
+    p.add_argument("--per-layer", action="store_true", help="time every layer; a table by layer and by op type")
+    p.set_defaults(fn=cmd_bench)
+
+
+def cmd_bench(args) -> int:
+    t_import = time.perf_counter()
+    model = load_model(args)
+    load_s = time.perf_counter() - t_import
+    feeds = gather_feeds(model, args.input or [], args.seed)
+    kernels = _load_kernels(model, feeds)
+    t0 = time.perf_counter()
+    model.infer(feeds)
+    first = time.perf_counter() - t0
+    times = _steady_state(model, feeds, args.iterations, args.time)
+    stats = _stats(args.model, load_s, kernels, first, times, feeds)
+    if args.per_layer:
+        stats["per_layer"] = _per_layer_profile(model, feeds, max(3, min(len(times), 20)))
+    if args.json != "-":
+        _print_stats(stats, kernels)
+    emit_json(args.json, stats)
+    return 0
+
+
+def _load_kernels(model: Model, feeds: dict) -> dict:
+    """A benchmark is a long-lived process: it takes the kernels from the start. The kernels this
+    model uses compile (or load from the cache) in a first inference, timed apart from the first
+    inference that runs with all of them loaded."""
+    from .. import config
+    from ..kernels import jit
+
+    kernels = jit.timed_load() if config.JIT != "never" else {"ready": False}
+    if kernels["ready"]:
+        t0 = time.perf_counter()
+        model.infer(feeds)
+        kernels["kernels_s"] = time.perf_counter() - t0
+        from_cache, compiled = jit.compile_counts()
+        kernels["kernels_from"] = "compiled" if compiled else "cache"
+        kernels["kernels_compiled"], kernels["kernels_from_cache"] = compiled, from_cache
+    return kernels
+
+
+def _steady_state(model: Model, feeds: dict, iterations: int, seconds: float | None) -> list[float]:
+    """The time of each inference: `iterations` of them, or as many as `seconds` allow (one at
+    least), with a count on stderr when it is a terminal."""
+    times: list[float] = []
+    deadline = time.perf_counter() + seconds if seconds else None
+    count = iterations if deadline is None else None
+    tty = sys.stderr.isatty()
+    while (count is not None and len(times) < count) or (
+        deadline is not None and (not times or time.perf_counter() < deadline)
+    ):
+        t = time.perf_counter()
+        model.infer(feeds)
+        times.append(time.perf_counter() - t)
+        if tty and len(times) % 10 == 0:
+            print(f"\r{len(times)} iterations", end="", file=sys.stderr, flush=True)
+    if tty:
+        print("\r", end="", file=sys.stderr)
+    return times
+
+
+def _stats(model_path: str, load_s: float, kernels: dict, first: float, times: list[float], feeds: dict) -> dict:
+    ts = np.array(times)
+    in_bytes = sum(np.asarray(v).nbytes for v in feeds.values())
+    return {
+        "model": model_path,
+        "load_model_s": load_s,
+        "import_numba_s": kernels.get("import_numba_s"),
+        "kernels_s": kernels.get("kernels_s"),
+        "kernels_from": kernels.get("kernels_from"),
+        "kernels_compiled": kernels.get("kernels_compiled"),
+        "kernels_from_cache": kernels.get("kernels_from_cache"),
+        "first_inference_ms": first * 1e3,
+        "iterations": len(times),
+        "median_ms": float(np.median(ts)) * 1e3,
+        "p90_ms": float(np.percentile(ts, 90)) * 1e3,
+        "min_ms": float(ts.min()) * 1e3,
+        "max_ms": float(ts.max()) * 1e3,
+        "throughput_per_s": len(ts) / float(ts.sum()) if ts.sum() > 0 else math.inf,
+        "input_gb_per_s": in_bytes / float(np.median(ts)) / 1e9 if np.median(ts) > 0 else math.inf,
+    }
+
+
+def _print_stats(stats: dict, kernels: dict) -> None:
+    print(f"load model: {stats['load_model_s'] * 1e3:.1f} ms")
+    if kernels.get("ready"):
+        print(
+            f"import numba: {kernels['import_numba_s'] * 1e3:.0f} ms; a first inference that compiled "
+            f"{kernels['kernels_compiled']} kernel specializations and loaded {kernels['kernels_from_cache']} "
+            f"from the cache: {kernels['kernels_s'] * 1e3:.0f} ms"
+        )
+    print(f"first inference: {stats['first_inference_ms']:.3f} ms")
+    print(
+        f"steady state over {stats['iterations']} iterations: median {stats['median_ms']:.3f} ms, "
+        f"p90 {stats['p90_ms']:.3f} ms, min {stats['min_ms']:.3f} ms, max {stats['max_ms']:.3f} ms"
+    )
+    print(
+        f"throughput: {stats['throughput_per_s']:.1f} inferences/s, inputs read at {stats['input_gb_per_s']:.2f} GB/s"
+    )
+    if "per_layer" in stats:
+        _print_profile(stats["per_layer"])
+
+
+def _per_layer_profile(model: Model, feeds: dict, runs: int) -> dict:
+    """Median time of each layer over `runs` timed runs, and a summary by op type."""
+    samples: dict[int, list[float]] = {}
+    for _ in range(runs):
+        for lid, t in model.profile(feeds):
+            samples.setdefault(lid, []).append(t)
+    layers = []
+    for lid, ts in samples.items():
+        layer = model.graph.layers[lid]
+        layers.append(
+            {"id": lid, "name": layer.name, "type": f"{layer.type}-{layer.version}", "ms": float(np.median(ts)) * 1e3}
+        )
+    total = sum(r["ms"] for r in layers) or 1.0
+    by_type: dict[str, dict] = {}
+    for r in layers:
+        t = by_type.setdefault(r["type"], {"type": r["type"], "calls": 0, "ms": 0.0})
+        t["calls"] += 1
+        t["ms"] += r["ms"]
+    for t in by_type.values():
+        t["share"] = t["ms"] / total
+    for r in layers:
+        r["share"] = r["ms"] / total
+    return {
+        "runs": runs,
+        "total_ms": total,
+        "layers": layers,
+        "by_type": sorted(by_type.values(), key=lambda t: -t["ms"]),
+    }
+
+
+def _print_profile(prof: dict) -> None:
+    print(f"per layer (median of {prof['runs']} timed runs; total {prof['total_ms']:.3f} ms):")
+    print(f"  {'id':>5}  {'name':<40} {'type':<28} {'ms':>9} {'share':>6}")
+    for r in sorted(prof["layers"], key=lambda r: -r["ms"]):
+        print(f"  {r['id']:>5}  {r['name'][:40]:<40} {r['type'][:28]:<28} {r['ms']:>9.4f} {r['share']:>6.1%}")
+    print("by op type:")
+    print(f"  {'type':<28} {'calls':>6} {'ms':>9} {'share':>6}")
+    for t in prof["by_type"]:
+        print(f"  {t['type'][:28]:<28} {t['calls']:>6} {t['ms']:>9.4f} {t['share']:>6.1%}")
