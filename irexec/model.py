@@ -453,6 +453,11 @@ class Model:
             raise unsupported_error(self.graph, self._found.unsupported, [])
         self.weights.check_unchanged()
 
+    def input_position(self, name: str) -> int | None:
+        """The position in `inputs` of the input fed by `name` (any name of its Parameter's
+        port, as OpenVINO accepts), or None when no input has that name."""
+        return self._feed_index.get(name)
+
     def kernel_families(self) -> list[str]:
         """The numba kernel families this model's layers may run on (`kernels.jit.FAMILIES`)."""
         found = {

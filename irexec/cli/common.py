@@ -183,7 +183,7 @@ def gather_feeds(model: Model, specs: list[str], seed: int) -> dict:
     given: dict[int, str] = {}  # input position -> the -i that gave it
 
     def add(name: str, value, spec: str) -> None:
-        pos = model._feed_index.get(name)
+        pos = model.input_position(name)
         if pos is not None:
             if pos in given:
                 raise UsageError(f"-i {spec}: input {names[pos]!r} is already given by -i {given[pos]}")
