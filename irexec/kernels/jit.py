@@ -54,6 +54,7 @@ KERNEL_MODULES: list[str] = [
     "irexec.kernels.pool_loops",
     "irexec.kernels.conv_loops",
     "irexec.kernels.elementwise_loops",
+    "irexec.kernels.quantize_loops",
 ]
 # per family, the module whose `warm()` compiles every specialization irexec uses (the reduction
 # family warms through its planner, which knows which specializations it calls)
@@ -63,6 +64,7 @@ WARM_MODULES: list[str] = [
     "irexec.kernels.pool_loops",
     "irexec.kernels.conv_loops",
     "irexec.kernels.elementwise_loops",
+    "irexec.kernels.quantize_loops",
 ]
 
 _lock = threading.Lock()  # counters and state changes
