@@ -171,6 +171,27 @@ def broadcast_shapes(shapes: list[Shape]) -> Shape:
     return tuple(out)
 
 
+def broadcast_into(target: Shape, operand: Shape) -> Shape:
+    """The target's shape after numpy-broadcasting `operand` INTO it (unidirectional: the operand's
+    rank is at most the target's, each of its dims 1 or the target's), with the target's dynamic
+    dims refined where the operand's dim is known and above 1. ShapeInferenceError otherwise."""
+    if target is None or operand is None:
+        return target
+    bad = ShapeInferenceError(f"{format_shape(operand)} does not broadcast into {format_shape(target)}")
+    if len(operand) > len(target):
+        raise bad
+    out = list(target)
+    for i, s in enumerate(operand, len(target) - len(operand)):
+        d = target[i]
+        if s == 1 or s is None:
+            continue
+        if d is None:
+            out[i] = s
+        elif d != s:
+            raise bad
+    return tuple(out)
+
+
 def normalize_axes(axes, rank: int, what: str = "axis") -> tuple[int, ...]:
     """Negative axes + rank; each in [-rank, rank-1]; duplicates counted once; sorted."""
     out = set()

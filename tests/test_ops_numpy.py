@@ -12,6 +12,7 @@ import pytest
 
 import irexec
 from irexec import config
+from irexec.ops.common import finish
 from irexec.ops.single import run_op
 
 R = np.random.default_rng(7)
@@ -619,3 +620,188 @@ def test_swish_sigmoid_and_gelu_kernels_match_the_numpy_path(kernels):
         np.testing.assert_array_equal(np.signbit(got[both]), np.signbit(want[both]), err_msg=op)
         diff = np.abs(got[both].view(np.int32).astype(np.int64) - want[both].view(np.int32))
         assert diff.max() <= 1 and (diff == 0).mean() > 0.9999, (op, diff.max(), (diff != 0).sum())
+
+
+# ---- FakeQuantize and FakeConvert ------------------------------------------------------------
+
+
+def fake_quantize64(x, il, ih, ol, oh, levels):
+    """FakeQuantize-1 as OpenVINO's reference writes it (fake_quantize.hpp), in Python floats
+    (IEEE float64), one element at a time: std::min/std::max bounds, std::nearbyint (half to even,
+    Python's round), then n / (levels - 1) * (oh - ol) + ol."""
+    arrays = np.broadcast_arrays(*(np.asarray(a, np.float64) for a in (x, il, ih, ol, oh)))
+    steps = float(levels - 1)
+    out = np.empty(arrays[0].shape)
+    for i, (v, lo_in, hi_in, lo_out, hi_out) in enumerate(zip(*(a.reshape(-1).tolist() for a in arrays))):
+        low = hi_in if hi_in < lo_in else lo_in  # std::min(il, ih)
+        high = hi_in if lo_in < hi_in else lo_in  # std::max(il, ih)
+        if v <= low:
+            out.flat[i] = lo_out
+        elif v > high:
+            out.flat[i] = hi_out
+        elif v != v:  # NaN: every step gives NaN (also the 0 / 0 of input_low == input_high)
+            out.flat[i] = math.nan
+        else:
+            n = float(round((v - lo_in) / (hi_in - lo_in) * steps))
+            out.flat[i] = n / steps * (hi_out - lo_out) + lo_out
+    return out
+
+
+def _fq_case(shape, range_shape, r):
+    x = r.uniform(-3, 3, shape)
+    il = r.uniform(-2.0, -0.5, range_shape)
+    ih = r.uniform(0.5, 2.0, range_shape)
+    ol = r.uniform(-5.0, 0.0, range_shape)
+    oh = r.uniform(0.1, 5.0, range_shape)
+    # input_low > input_high and input_low == input_high in some of the ranges
+    flip = r.random(range_shape) < 0.3
+    il, ih = np.where(flip, ih, il), np.where(flip, il, ih)
+    il = np.where(r.random(range_shape) < 0.15, ih, il)
+    # values on the bounds, NaN and infinities
+    x.reshape(-1)[:4] = [np.nan, np.inf, -np.inf, 0.0]
+    b = np.broadcast_to(il, shape).reshape(-1)
+    x.reshape(-1)[4:40:2], x.reshape(-1)[5:41:2] = b[4:40:2], np.broadcast_to(ih, shape).reshape(-1)[5:41:2]
+    return x, il, ih, ol, oh
+
+
+@pytest.mark.parametrize("et", ["f32", "f64", "f16", "bf16"])
+@pytest.mark.parametrize("levels", [2, 16, 255, 256, 65536])
+def test_fake_quantize_is_the_float64_formula_rounded_once(et, levels):
+    """irexec equals the float64 reference exactly: it evaluates the same float64 operations in
+    the same order and rounds once to the output type (SPEC). OpenVINO's reference computes in the
+    data's type (float32 for f32): it is within a few float32 roundings of this, and can take the
+    neighbouring level where float32 lands within its rounding of a half-way point
+    (tests/test_ops_openvino.py compares the two)."""
+    r = np.random.default_rng(levels)
+    dtype = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.float32}[et]
+
+    def held(a):
+        a = np.asarray(a).astype(dtype)
+        return irexec.dtypes.round_bf16(a) if et == "bf16" else a
+
+    for shape, range_shape in (((2, 3, 4, 5), (1, 3, 1, 1)), ((6, 7), ()), ((4, 6), (1, 6)), ((3, 4, 5), (4, 1))):
+        x, *ranges = (held(a) for a in _fq_case(shape, range_shape, r))
+        (got,) = run_op("FakeQuantize", "opset1", [x, *ranges], types=[et] * 5, levels=levels)
+        want = finish(fake_quantize64(x, *ranges, levels), et)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=str((shape, range_shape)))
+
+
+def test_fake_quantize_ties_bounds_and_specials():
+    """The level index rounds half to even; output_low up to min(il, ih), output_high above
+    max(il, ih), whichever is input_low; NaN stays NaN."""
+    ties = np.float32([0.5, 1.5, 2.5, 3.5, 253.5, 254.5])
+    (y,) = run_op("FakeQuantize", "opset1", [ties, *np.float32([0, 255, 0, 255])], levels=256)
+    np.testing.assert_array_equal(y, [0, 2, 2, 4, 254, 254])
+    x = np.float32([np.nan, np.inf, -np.inf, -1.0, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5])
+    (up,) = run_op("FakeQuantize", "opset1", [x, *np.float32([0, 1, -3, 5])], levels=5)
+    np.testing.assert_array_equal(up, [np.nan, 5, -3, -3, -3, -1, 1, 3, 5, 5])
+    (down,) = run_op("FakeQuantize", "opset1", [x, *np.float32([1, 0, -3, 5])], levels=5)
+    np.testing.assert_array_equal(down, [np.nan, 5, -3, -3, -3, 3, 1, -1, -3, 5])
+    (flat,) = run_op("FakeQuantize", "opset1", [x, *np.float32([0.5, 0.5, -3, 5])], levels=5)
+    np.testing.assert_array_equal(flat, [np.nan, 5, -3, -3, -3, -3, -3, 5, 5, 5])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fake_quantize_kernels_match_the_numpy_path(kernels, dtype):
+    """Both paths compute the same constants and the same float64 operations: the same bits, for
+    ranges per tensor, per channel (the rows kernel), along the last axes (the period kernel),
+    across several axes, and on a tensor large enough for threads."""
+    r = np.random.default_rng(5)
+    layouts = [
+        ((2, 3, 9, 10), ()),
+        ((2, 3, 9, 10), (1, 3, 1, 1)),
+        ((2, 3, 9, 10), (3, 1, 1)),
+        ((5, 40), (1, 40)),
+        ((4, 6, 3), (6, 3)),
+        ((4, 6, 3), (1, 6, 1)),
+        ((2, 3, 4, 5), (1, 3, 1, 5)),
+        ((3, 7), (3, 1)),
+        ((1, 64, 112, 112), (1, 64, 1, 1)),
+    ]
+    for shape, range_shape in layouts:
+        x, *ranges = (np.asarray(a).astype(dtype) for a in _fq_case(shape, range_shape, r))
+        for levels in (2, 256):
+            (got,) = run_op("FakeQuantize", "opset1", [x, *ranges], levels=levels)
+            config.JIT = "never"
+            (want,) = run_op("FakeQuantize", "opset1", [x, *ranges], levels=levels)
+            config.JIT = "always"
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=str((shape, range_shape)))
+    # every index half-way between two levels: the kernels' shortcut defers to the exact formula
+    ties = (np.arange(3 * 40) % 255 + 0.5).astype(dtype)
+    bounds = [np.full((1, 3, 1), v, dtype) for v in (0.0, 255.0, -1.0, 1.0)]
+    for x in (ties.reshape(1, 3, 40), ties.reshape(10, 3, 4)):
+        (got,) = run_op("FakeQuantize", "opset1", [x, *bounds], levels=256)
+        config.JIT = "never"
+        (want,) = run_op("FakeQuantize", "opset1", [x, *bounds], levels=256)
+        config.JIT = "always"
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+        k = np.floor(x.astype(np.float64))
+        even = np.where(k % 2 == 0, k, k + 1)  # half to even
+        np.testing.assert_array_equal(got, (even / 255 * 2.0 - 1.0).astype(dtype))
+    from irexec.kernels import jit
+
+    assert jit.ready()
+
+
+def test_fake_convert_values():
+    """OpenVINO's reference rules (kernels/quantize.py): nearest even on the f8 mantissa,
+    saturation (f8e4m3 at 448, f8e5m2 at 57344, infinities too), f8e4m3's flush below 2^-9 to +0
+    and its truncated subnormals, NaN (f8e5m2 keeps it, f8e4m3 saturates it)."""
+    x = np.float32([1.0625, 1.1875, 460.0, -1e6, np.inf, np.nan, -0.0, 0.0019, 0.0029296875, 2.0**-8 * 1.75])
+    (e4,) = run_op("FakeConvert", "opset13", [x, np.float32(1.0)], destination_type="f8e4m3")
+    np.testing.assert_array_equal(e4, [1.0, 1.25, 448, -448, 448, 448, 0.0, 0.0, 2.0**-9, 2.0**-8 * 1.5])
+    assert not np.signbit(e4[6])
+    x = np.float32([1.125, 1.375, 60000.0, -np.inf, np.nan, -0.0, 2.0**-16 * 1.5])
+    (e5,) = run_op("FakeConvert", "opset13", [x, np.float32(1.0)], destination_type="f8e5m2")
+    np.testing.assert_array_equal(e5, [1.0, 1.5, 57344, -57344, np.nan, 0.0, 2.0**-15])
+    # scale and shift: (round(x * s - o) + o) / s, in the data's type
+    x, s, o = np.float32([3.0]), np.float32(2.0), np.float32(0.5)
+    (y,) = run_op("FakeConvert", "opset13", [x, s, o], destination_type="f8e4m3")
+    np.testing.assert_array_equal(y, [(5.5 + 0.5) / 2.0])
+
+
+def test_fake_convert_half_types_round_each_step():
+    """f16 rounds every step to f16 (OpenVINO's float16 arithmetic); bf16 to bf16, nearest even."""
+    r = np.random.default_rng(6)
+    x = r.standard_normal(2000).astype(np.float32) * 4
+    for et, held, to in (
+        ("f16", lambda a: np.asarray(a, np.float16), lambda a: np.asarray(a, np.float16)),
+        ("bf16", irexec.dtypes.round_bf16, irexec.dtypes.round_bf16),
+    ):
+        xs, s, o = held(x), held(np.float32(1.7)), held(np.float32(0.3))
+        (got,) = run_op("FakeConvert", "opset13", [xs, s, o], types=[et] * 3, destination_type="f8e5m2")
+        y = to(to(xs.astype(np.float32) * np.float32(s)) - np.float32(o)).astype(np.float32)
+        (z,) = run_op("FakeConvert", "opset13", [y, np.float32(1.0)], destination_type="f8e5m2")
+        want = to(to(z + np.float32(o)) / np.float32(s))
+        np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(want, np.float32), err_msg=et)
+
+
+def test_quantize_shape_rules_and_errors():
+    x = np.ones((2, 3, 4), np.float32)
+    r = np.float32(0.0), np.float32(1.0), np.float32(0.0), np.float32(1.0)
+    for levels in (0, 1):
+        with pytest.raises(irexec.FormatError, match="levels"):
+            run_op("FakeQuantize", "opset1", [x, *r], levels=levels)
+    with pytest.raises(irexec.ShapeInferenceError, match="input_high"):  # would enlarge the output
+        run_op("FakeQuantize", "opset1", [x, r[0], np.ones((5, 1, 1, 1), np.float32), *r[2:]], levels=3)
+    with pytest.raises(irexec.ShapeInferenceError):
+        run_op("FakeQuantize", "opset1", [x, np.zeros((1, 3), np.float32), *r[1:]], levels=3)
+    with pytest.raises(irexec.UnsupportedDtypeError):
+        run_op("FakeQuantize", "opset1", [x.astype(np.int32), *r], levels=3)
+    (pd,) = run_op("FakeQuantize", "opset1", [x, np.zeros((2, 3), np.float32), *r[1:]], levels=3, auto_broadcast="pdpd")
+    (nn,) = run_op("FakeQuantize", "opset1", [x, *(np.full(x.shape, v) for v in r)], levels=3, auto_broadcast="none")
+    np.testing.assert_array_equal(pd, nn)
+    with pytest.raises(irexec.ShapeInferenceError):
+        run_op("FakeQuantize", "opset1", [x, *r], levels=3, auto_broadcast="none")
+    s = np.float32(2.0)
+    with pytest.raises(irexec.FormatError):  # a destination OpenVINO does not define for it
+        run_op("FakeConvert", "opset13", [x, s], destination_type="f8e8m0")
+    with pytest.raises(irexec.FormatError):  # mixed element types
+        run_op("FakeConvert", "opset13", [x, np.float16(2.0)], destination_type="f8e4m3")
+    with pytest.raises(irexec.UnsupportedDtypeError):
+        run_op("FakeConvert", "opset13", [x.astype(np.float64), np.float64(2.0)], destination_type="f8e4m3")
+    with pytest.raises(irexec.ShapeInferenceError, match="one shape"):
+        run_op("FakeConvert", "opset13", [x, np.ones(4, np.float32), np.float32(0)], destination_type="f8e4m3")
+    with pytest.raises(irexec.ShapeInferenceError):
+        run_op("FakeConvert", "opset13", [x, np.ones((1, 2, 3, 4), np.float32)], destination_type="f8e4m3")

@@ -545,6 +545,92 @@ def _(o, dyn):
     return [x], outs, {"x": f32(1, 2, 5, 6)}
 
 
+# ---- quantization ---------------------------------------------------------------------------------
+# Own generators: the same data whichever cases run. OpenVINO's CPU plugin quantizes with float32
+# scale factors, irexec with the float64 formula rounded once: the outputs differ by float32
+# roundings (within the tolerance); a level index can differ where float32 lands within its
+# rounding of a half-way point, which this data does not hit. Where the CPU plugin departs from
+# OpenVINO's reference implementation (input_low >= input_high, NaN; ops/quantize.py says how),
+# the case is in REFERENCE: its values come from the reference (`Node.evaluate`).
+
+
+def _fq_ranges(r, shape):
+    il = r.uniform(-2.0, -0.5, shape).astype(np.float32)
+    ih = r.uniform(0.5, 2.0, shape).astype(np.float32)
+    ol = r.uniform(-5.0, 0.0, shape).astype(np.float32)
+    oh = r.uniform(0.1, 5.0, shape).astype(np.float32)
+    return il, ih, ol, oh
+
+
+@case("fake_quantize", [("FakeQuantize", "opset1")])
+def _(o, dyn):
+    r = np.random.default_rng(11)
+    x = P("x", (None, 4, 5, 6) if dyn else (2, 4, 5, 6))
+    data = r.uniform(-3, 3, (2, 4, 5, 6)).astype(np.float32)
+
+    def fq(levels, rs):
+        return o.fake_quantize(x, *(C(o, v) for v in rs), levels)
+
+    channel = _fq_ranges(r, (1, 4, 1, 1))
+    outs = [
+        fq(256, channel),
+        fq(255, channel),
+        fq(16, channel),
+        fq(2, channel),
+        fq(256, [v.reshape(()) for v in _fq_ranges(r, 1)]),  # per tensor
+        fq(256, [v.reshape(4, 1, 1) for v in _fq_ranges(r, (4, 1, 1))]),  # a lower rank
+        fq(16, _fq_ranges(r, (1, 1, 1, 6))),  # along the last axis
+        fq(7, _fq_ranges(r, (1, 4, 5, 1))),
+        fq(256, (channel[0], channel[1], channel[3], channel[2])),  # output_low > output_high
+    ]
+    return [x], outs, {"x": data}
+
+
+@case("fake_quantize_edges", [("FakeQuantize", "opset1")])
+def _(o, dyn):
+    """input_low > input_high (channels 0 and 2), input_low == input_high (channel 3), NaN and
+    infinities, values on the bounds and half-way between two levels (il 0, ih 255, 256 levels:
+    the index is x itself), per channel and per tensor: against OpenVINO's reference."""
+    r = np.random.default_rng(13)
+    x = P("x", (None, 4, 6) if dyn else (2, 4, 6))
+    data = r.uniform(-3, 3, (2, 4, 6)).astype(np.float32)
+    data[0, :, :3] = [np.nan, np.inf, -np.inf]
+    il, ih, ol, oh = _fq_ranges(r, (1, 4, 1))
+    il[0, 0], ih[0, 0] = ih[0, 0], il[0, 0]
+    il[0, 2], ih[0, 2] = ih[0, 2], il[0, 2]
+    il[0, 3] = ih[0, 3]
+    data[1, :, 0], data[1, :, 1] = il[0, :, 0], ih[0, :, 0]
+    grid = P("g", (None,) if dyn else (8,))
+    ties = np.float32([0.5, 1.5, 2.5, 127.5, 128.5, 253.5, 254.5, 255.0])
+    outs = [
+        o.fake_quantize(x, C(o, il), C(o, ih), C(o, ol), C(o, oh), 256),
+        o.fake_quantize(x, C(o, il), C(o, ih), C(o, ol), C(o, oh), 2),
+        o.fake_quantize(x, C(o, np.float32(1.0)), C(o, np.float32(-1.0)), C(o, ol), C(o, oh), 16),
+        o.fake_quantize(grid, *(C(o, np.float32(v)) for v in (0, 255, 0, 255)), 256),
+        o.fake_quantize(grid, *(C(o, np.float32(v)) for v in (0, 255, -1, 1)), 256),
+    ]
+    return [x, grid], outs, {"x": data, "g": ties}
+
+
+@case("fake_convert", [("FakeConvert", "opset13")])
+def _(o, dyn):
+    r = np.random.default_rng(12)
+    x = P("x", (None, 3, 8) if dyn else (2, 3, 8))
+    # scaled values stay in the f8 types' normal range (the reference and the CPU plugin round
+    # f8e4m3 subnormals differently), a few large ones saturate
+    data = (r.choice([-1.0, 1.0], (2, 3, 8)) * r.uniform(0.1, 3.0, (2, 3, 8))).astype(np.float32)
+    data[0, 0, :3] = [700.0, -1e5, 80000.0]
+    scale = r.uniform(0.5, 2.0, (1, 3, 1)).astype(np.float32)
+    shift = r.uniform(-0.01, 0.01, (1, 3, 1)).astype(np.float32)
+    outs = [
+        o.fake_convert(x, C(o, scale), C(o, shift), "f8e4m3"),
+        o.fake_convert(x, C(o, scale), C(o, shift), "f8e5m2"),
+        o.fake_convert(x, C(o, np.float32(0.75)), None, "f8e4m3"),
+        o.fake_convert(x, C(o, np.float32(3.0)), None, "f8e5m2"),
+    ]
+    return [x], outs, {"x": data}
+
+
 OPS_TESTED = sorted({c for _, covers, _ in CASES for c in covers})
 
 
@@ -570,10 +656,18 @@ def test_op_against_openvino(tmp_path, ident, dyn):
             proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
             assert proc.returncode == 0, f"{ident} output {i}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
         return
+    if ident in REFERENCE:
+        got = oc.check(tmp_path, params, outs, feeds, name=ident, values=False)
+        for (name, g), node in zip(got.items(), outs):
+            want = oc.reference(node, feeds)
+            np.testing.assert_allclose(g, want, rtol=tol[0], atol=tol[1], equal_nan=True, err_msg=name)
+        return
     oc.check(tmp_path, params, outs, feeds, rtol=tol[0], atol=tol[1], name=ident)
 
 
 SEPARATE = {"pool"}
+# values from OpenVINO's reference implementation, not its CPU plugin (see the case's comment)
+REFERENCE = {"fake_quantize_edges"}
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]  # the repository root
 
 
@@ -640,3 +734,88 @@ def test_every_registered_op_is_covered():
     }
     missing = [(t, v) for t, v in supported() if (t.lower(), v) not in covered and t.lower() not in older]
     assert not missing, f"ops without an OpenVINO oracle case: {missing}"
+
+
+# ---- FakeConvert against OpenVINO's reference implementation ---------------------------------------
+
+ALL_F16 = np.arange(1 << 16, dtype=np.uint16).view(np.float16)  # every f16 bit pattern
+
+
+def _same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    equal = a.view(f"u{a.itemsize}") == b.view(f"u{b.itemsize}")
+    return equal | (np.isnan(a) & np.isnan(b))
+
+
+@pytest.mark.parametrize("destination", ["f8e4m3", "f8e5m2"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_fake_convert_is_the_reference_bit_for_bit(destination, dtype):
+    """Every f16 pattern (and, for f32, values beyond f16's range and precision), scalar and
+    per-channel scale and shift: irexec gives OpenVINO's reference's bits, NaN where it gives NaN.
+    (The CPU plugin differs on f8e4m3 subnormals, -0.0 and NaN: ops/quantize.py.)"""
+    from irexec.ops.single import run_op
+
+    o = ops()
+    x = ALL_F16.astype(dtype)
+    if dtype == np.float32:
+        scales = 2.0 ** np.arange(-24, 24, 3).repeat(1 << 10)
+        extra = np.random.default_rng(15).standard_normal(scales.size) * scales
+        x = np.concatenate([x, extra.astype(np.float32)])
+    x = x.reshape(1, 2, -1)
+    p = P("x", x.shape, dtype)
+    for scale, shift in (((1.0,), (0.0,)), ((1.7,), (0.3,)), ((0.01, 300.0), (-0.2, 2.0))):
+        s = np.asarray(scale, dtype).reshape(1, -1, 1)
+        t = np.asarray(shift, dtype).reshape(1, -1, 1)
+        want = oc.reference(o.fake_convert(p, C(o, s), C(o, t), destination), {"x": x})
+        (got,) = run_op("FakeConvert", "opset13", [x, s, t], destination_type=destination)
+        bad = ~_same_bits(got, want)
+        assert not bad.any(), (scale, shift, x[bad][:5], got[bad][:5], want[bad][:5])
+
+
+def _ov_bf16_round(a):
+    """ov::bfloat16's conversion from float ("round_to_nearest_even" in bfloat16.hpp): adds half
+    an ulp only when the truncated bf16 is odd, so it truncates whenever that one is even."""
+    u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    return ((((u + ((u & 0x10000) >> 1)) >> 16) << 16) & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
+
+
+@pytest.mark.parametrize("destination", ["f8e4m3", "f8e5m2"])
+def test_fake_convert_bf16_differs_from_the_reference_only_by_its_bf16_rounding(destination):
+    """bf16: the reference computes each step in ov::bfloat16, whose conversion from float is
+    not nearest-even (`_ov_bf16_round`); irexec rounds each step to nearest even. One model with
+    the f8 grid taken from the reference itself (every f16 pattern) gives the reference's bits
+    with OpenVINO's rounding and irexec's bits with nearest even."""
+    ovm = oc.ov()
+    from irexec.dtypes import round_bf16
+    from irexec.ops.single import run_op
+
+    o = ops()
+    identity = o.fake_convert(P("h", (1 << 16,), np.float16), C(o, np.float16(1)), None, destination)
+    grid = oc.reference(identity, {"h": ALL_F16})
+
+    def model(x, s, t, rnd):
+        y = rnd(rnd(x * s) - t)
+        with np.errstate(over="ignore"):
+            z = grid[np.ascontiguousarray(y, np.float16).view(np.uint16)].astype(np.float32)
+        return rnd(rnd(z + t) / s)
+
+    def bf16_tensor(a):
+        a = np.asarray(a, np.float32)
+        tensor = ovm.Tensor(ovm.Type.bf16, ovm.Shape(list(a.shape)))
+        tensor.data.view(np.uint16)[...] = (a.view(np.uint32) >> 16).astype(np.uint16)
+        return tensor
+
+    r = np.random.default_rng(16)
+    specials = [np.nan, np.inf, -np.inf, 0.0, 1e30, -1e-30]
+    x = round_bf16(np.concatenate([r.standard_normal(20000) * 8, specials]).astype(np.float32))
+    for scale, shift in ((1.7, 0.3), (0.01, -0.2), (5.5, 0.0)):
+        s, t = round_bf16(np.float32(scale)), round_bf16(np.float32(shift))
+        p = o.parameter(list(x.shape), ovm.Type.bf16)
+        node = o.fake_convert(p, o.constant(bf16_tensor(s)), o.constant(bf16_tensor(t)), destination)
+        out = [ovm.Tensor(ovm.Type.bf16, ovm.Shape(list(x.shape)))]
+        assert node.evaluate(out, [bf16_tensor(x), bf16_tensor(s), bf16_tensor(t)])
+        want = (out[0].data.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+        with np.errstate(all="ignore"):
+            assert _same_bits(model(x, s, t, _ov_bf16_round), want).all()
+            (got,) = run_op("FakeConvert", "opset13", [x, s, t], types=["bf16"] * 3, destination_type=destination)
+            assert _same_bits(got, model(x, s, t, round_bf16)).all()

@@ -1,6 +1,6 @@
 """Whole-model and per-op speed against OpenVINO CPU (issue: real networks at OpenVINO's speed).
 
-    python3 -m tools.bench_models [--rounds 7] [--skip models,ops,overhead,memory]
+    python3 -m tools.bench_models [--rounds 7] [--skip models,ops,overhead,memory] [--ops fake,pool]
 
 - models: every tests/zoo model, irexec `Model.infer` against OpenVINO CPU
   (INFERENCE_PRECISION_HINT f32) on the stored inputs: interleaved rounds, median latency,
@@ -10,7 +10,8 @@
   tools/make_zoo.py), also onnxruntime's CPUExecutionProvider (default session options) in the
   same rounds: columns `ORT ms` and `irx/ORT`.
 - ops: the reduction family at real sizes (Softmax, LogSoftmax, MVN, GroupNormalization,
-  MaxPool/AvgPool 3x3 stride 2 and global, SDPA, ReduceMean over spatial axes), one-op graphs
+  MaxPool/AvgPool 3x3 stride 2 and global, SDPA, ReduceMean over spatial axes) and a per-channel
+  FakeQuantize (`--ops fake` runs only the rows whose label says so), one-op graphs
   built with OpenVINO's opset API; GB/s of input read, against OpenVINO and a streaming-read of
   the same bytes (numpy's sum of the input viewed as int64: the memory limit of one thread).
 - overhead: the run loop's cost per layer on the 325-layer LLaMA of the zoo (the plain run over
@@ -149,10 +150,18 @@ def _op_cases():
         ("ReduceMean (1,576,7,7)", (1, 576, 7, 7), lambda x: o.reduce_mean(x, c(np.int64([2, 3])), True)),
         ("ReduceMean (8,256,56,56)", (8, 256, 56, 56), lambda x: o.reduce_mean(x, c(np.int64([2, 3])), True)),
         ("SDPA (1,12,128,64)", (1, 12, 128, 64), lambda x: o.scaled_dot_product_attention(x, x, x, causal=True)),
+        ("FakeQuantize per-channel", (1, 64, 112, 112), lambda x: o.fake_quantize(x, *_fq_ranges(c, 64), 256)),
     ]
 
 
-def bench_ops(rounds: int) -> None:
+def _fq_ranges(c, channels):
+    """Per-channel ranges (1, C, 1, 1) of a calibrated int8 activation: input [-a, a] onto u8's."""
+    r = np.random.default_rng(1)
+    high = r.uniform(1.0, 3.0, (1, channels, 1, 1)).astype(np.float32)
+    return c(-high), c(high), c(np.zeros_like(high)), c(np.full_like(high, 255.0))
+
+
+def bench_ops(rounds: int, only: str = "") -> None:
     import openvino as ov
 
     from irexec import config
@@ -162,7 +171,10 @@ def bench_ops(rounds: int) -> None:
     jit.load(full=True)
     core = ov.Core()
     print(f"{'op':<26} {'MB':>6} {'irexec GB/s':>11} {'OV GB/s':>8} {'limit GB/s':>10} {'irx/OV':>7} {'irx/lim':>7}")
+    words = [w.lower() for w in only.split(",") if w]
     for label, shape, build in _op_cases():
+        if words and not any(w in label.lower() for w in words):
+            continue
         x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
         p = ov.opset16.parameter(shape, np.float32, name="x")
         model = ov.Model([build(p)], [p], "op")
@@ -292,12 +304,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--skip", default="")
+    ap.add_argument("--ops", default="", help="only the per-op rows whose label contains one of these (comma list)")
     args = ap.parse_args()
     skip = set(args.skip.split(","))
     if "models" not in skip:
         bench_models(args.rounds)
     if "ops" not in skip:
-        bench_ops(args.rounds)
+        bench_ops(args.rounds, args.ops)
     if "overhead" not in skip:
         bench_overhead()
     if "memory" not in skip:

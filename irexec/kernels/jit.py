@@ -63,6 +63,7 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "pool": ("irexec.kernels.pool_loops", "irexec.kernels.pool_loops"),
     "conv": ("irexec.kernels.conv_loops", "irexec.kernels.conv_loops"),
     "elementwise": ("irexec.kernels.elementwise_loops", "irexec.kernels.elementwise_loops"),
+    "quantize": ("irexec.kernels.quantize_loops", "irexec.kernels.quantize_loops"),
 }
 KERNEL_MODULES: list[str] = [kernels for kernels, _ in FAMILIES.values()]
 WARM_MODULES: list[str] = [warm for _, warm in FAMILIES.values()]

@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     movement,
     normalization,
     pool,
+    quantize,
     reduce,
     structural,
 )

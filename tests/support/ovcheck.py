@@ -89,3 +89,22 @@ def check(
         else:
             np.testing.assert_array_equal(g, w.astype(g.dtype), err_msg=f"output {oname}")
     return got
+
+
+def reference(node, feeds: dict) -> np.ndarray:
+    """Output 0 of one OpenVINO node computed by OpenVINO's reference implementation
+    (`Node.evaluate`) on `feeds` (by Parameter tensor name) and its Constants' values: the oracle
+    where the CPU plugin departs from the reference (a NaN input, say)."""
+    ovm = ov()
+    tensors = []
+    for value in node.input_values():
+        source = value.get_node()
+        if source.get_type_name() == "Parameter":
+            array = feeds[next(n for n in value.get_names() if n in feeds)]
+        else:
+            array = source.get_data()
+        tensors.append(ovm.Tensor(np.ascontiguousarray(array)))
+    first = tensors[0].get_shape()
+    out = [ovm.Tensor(node.get_output_element_type(0), first)]
+    assert node.evaluate(out, tensors), f"{node.get_type_name()} has no reference for these inputs"
+    return out[0].data.copy()
