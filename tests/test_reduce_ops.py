@@ -225,6 +225,14 @@ def test_integer_mean_truncates_toward_zero(tmp_path):
     np.testing.assert_array_equal(got, np.array([-1, 1, 0], np.int32))
 
 
+def test_integer_mean_of_the_int64_minimum(tmp_path):
+    """A sum that is (or wraps to) the int64 minimum, whose np.abs is itself, keeps its sign."""
+    lo = np.iinfo(np.int64).min
+    x = np.array([[lo, 0, 0], [lo, lo, lo], [1, 2, 3]], np.int64)  # the middle row wraps to the minimum
+    got, _ = run_one(tmp_path, "ReduceMean", "opset1", x, "i64", (1,), {"keep_dims": "false"})
+    np.testing.assert_array_equal(got, np.array([-(2**63 // 3), -(2**63 // 3), 2], np.int64))
+
+
 def test_float16_sum_accumulates_wide(tmp_path):
     x = np.full(1 << 15, 1.0, np.float16)
     got, _ = run_one(tmp_path, "ReduceSum", "opset1", x, "f16", (0,), {"keep_dims": "false"})

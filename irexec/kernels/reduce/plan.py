@@ -274,8 +274,11 @@ def _finish(acc: np.ndarray, finish: int, count: int, et: str) -> np.ndarray:
         if acc.dtype == np.uint64:
             acc = acc // np.uint64(count)
         else:
-            q = np.abs(acc) // count
-            acc = np.where(acc < 0, -q, q)
+            # |acc| as uint64: np.abs of the int64 minimum is the minimum itself
+            with np.errstate(all="ignore"):
+                mag = np.where(acc < 0, np.uint64(0) - acc.view(np.uint64), acc.view(np.uint64))
+                q = (mag // np.uint64(count)).view(np.int64)
+                acc = np.where(acc < 0, -q, q)
     elif finish == SQRT:
         with np.errstate(all="ignore"):
             acc = np.trunc(np.sqrt(acc.astype(np.float64)))
