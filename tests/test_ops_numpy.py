@@ -12,6 +12,7 @@ import pytest
 
 import irexec
 from irexec import config
+from irexec.ops import linalg
 from irexec.ops.common import finish
 from irexec.ops.single import run_op
 
@@ -134,6 +135,90 @@ def test_matmul_shapes_and_values(sa, sb, ta, tb):
     close(y, np.matmul(a64.astype(np.float64), b64), rtol=1e-5, atol=1e-5)
     with pytest.raises(irexec.ShapeInferenceError):
         run_op("MatMul", "opset1", [np.ones((2, 3), np.float32), np.ones((4, 2), np.float32)], const=())
+
+
+def per_batch_matmul(a, b):
+    """The product one 2-D slice of a at a time against the same (broadcast) slice of b."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    out = np.empty(batch + (a.shape[-2], b.shape[-1]), np.result_type(a, b))
+    for i in np.ndindex(*batch):
+        out[i] = np.matmul(a[i], b[i])
+    return out
+
+
+@pytest.fixture(params=["default", "merge every size"])
+def small_product(request, monkeypatch):
+    """The default size rule, and the rows merged whatever the size (small test shapes)."""
+    if request.param != "default":
+        monkeypatch.setattr(linalg, "SMALL_PRODUCT", 0)
+
+
+@pytest.mark.parametrize(
+    "sa,sb,ta,tb",
+    [
+        ((2, 3, 5, 7), (7, 9), False, False),  # batch dims against a matrix: one product
+        ((2, 3, 5, 7), (9, 7), False, True),  # ... with b transposed
+        ((2, 3, 7, 5), (7, 9), True, False),  # a transposed: no copy-free rows, batched
+        ((3, 5, 7), (1, 1, 7, 9), False, False),  # b's batch of ones broadcasts a's up a rank
+        ((16, 1, 40), (40, 30), False, False),  # single-row batches
+        ((2, 1, 4, 3), (5, 3, 6), False, False),  # broadcast batch dims: never merged
+        ((4, 5, 7), (4, 7, 9), False, False),  # batched b
+        ((7,), (2, 7, 9), False, False),  # 1-D a
+        ((2, 3, 7), (7,), False, False),  # 1-D b
+        ((0, 5, 7), (7, 9), False, False),  # zero-size batch
+        ((2, 5, 0), (0, 9), False, False),  # empty inner dim
+        ((1, 56, 56, 96), (96, 384), False, False),  # ConvNeXt's pointwise layer
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
+def test_matmul_merges_batch_rows_against_a_matrix(small_product, sa, sb, ta, tb, dtype):
+    """A batched a against a 2-D b runs as one (rows, K) @ (K, N) product where a's rows merge
+    without a copy. Against the per-batch products: equal for integers; for floats within the
+    rounding of a K-long float32 (float64) dot product, as BLAS may sum in another order when
+    the merged shape takes other kernels (single-row batches: a matrix-vector product each
+    before; threads splitting a float64 product's K blocks differently). Where both shapes run
+    the same packed kernels the bits are the same (measured on OpenBLAS: every float32 case)."""
+    if dtype == np.float64 and math.prod(sa) > 10000:
+        return
+    if dtype == np.int32:
+        a, b = R.integers(-9, 9, sa).astype(dtype), R.integers(-9, 9, sb).astype(dtype)
+    else:
+        a, b = R.standard_normal(sa).astype(dtype), R.standard_normal(sb).astype(dtype)
+    (y,) = run_op("MatMul", "opset1", [a, b], const=(), transpose_a=ta, transpose_b=tb)
+    aa = np.swapaxes(a, -1, -2) if ta and a.ndim > 1 else a
+    bb = np.swapaxes(b, -1, -2) if tb and b.ndim > 1 else b
+    wide = np.float32 if dtype == np.float16 else dtype
+    a2 = aa[None, :] if aa.ndim == 1 else aa
+    b2 = bb[:, None] if bb.ndim == 1 else bb
+    want = per_batch_matmul(a2.astype(wide), b2.astype(wide))
+    if aa.ndim == 1:
+        want = want[..., 0, :]
+    if bb.ndim == 1:
+        want = want[..., 0]
+    assert y.dtype == dtype and y.shape == want.shape
+    if dtype == np.int32:
+        np.testing.assert_array_equal(y, want)
+        return
+    k = a2.shape[-1]
+    eps = np.finfo(wide).eps
+    bound = 2 * k * eps * per_batch_matmul(np.abs(a2.astype(np.float64)), np.abs(b2.astype(np.float64)))
+    if aa.ndim == 1:
+        bound = bound[..., 0, :]
+    if bb.ndim == 1:
+        bound = bound[..., 0]
+    if dtype == np.float16:
+        want, bound = want.astype(np.float16), bound + np.spacing(np.abs(want).astype(np.float16))
+    assert np.all(np.abs(y.astype(np.float64) - want.astype(np.float64)) <= bound)
+
+
+def test_matmul_of_a_strided_a_stays_batched():
+    """A non-contiguous a (a slice with a step) cannot merge its rows without a copy."""
+    base = R.standard_normal((4, 10, 120)).astype(np.float32)
+    a, b = base[:, ::2, :], R.standard_normal((120, 130)).astype(np.float32)
+    (y,) = run_op("MatMul", "opset1", [a, b], const=())
+    np.testing.assert_array_equal(y, np.matmul(a, b))
 
 
 def conv_ref(x, w, stride, pad, dil, groups=1):

@@ -11,7 +11,9 @@ import pytest
 
 import irexec
 from irexec import config
-from irexec.dtypes import numpy_dtype, round_bf16
+from irexec.dtypes import cast, numpy_dtype, round_bf16
+from irexec.kernels.reduce import numpy_path
+from irexec.kernels.reduce.plan import reduce_array
 from tests.support.irbuild import Net
 from tests.support.oracle import reduce_ref
 
@@ -225,6 +227,14 @@ def test_integer_mean_truncates_toward_zero(tmp_path):
     np.testing.assert_array_equal(got, np.array([-1, 1, 0], np.int32))
 
 
+def test_integer_mean_of_the_int64_minimum(tmp_path):
+    """A sum that is (or wraps to) the int64 minimum, whose np.abs is itself, keeps its sign."""
+    lo = np.iinfo(np.int64).min
+    x = np.array([[lo, 0, 0], [lo, lo, lo], [1, 2, 3]], np.int64)  # the middle row wraps to the minimum
+    got, _ = run_one(tmp_path, "ReduceMean", "opset1", x, "i64", (1,), {"keep_dims": "false"})
+    np.testing.assert_array_equal(got, np.array([-(2**63 // 3), -(2**63 // 3), 2], np.int64))
+
+
 def test_float16_sum_accumulates_wide(tmp_path):
     x = np.full(1 << 15, 1.0, np.float16)
     got, _ = run_one(tmp_path, "ReduceSum", "opset1", x, "f16", (0,), {"keep_dims": "false"})
@@ -379,3 +389,110 @@ def test_narrow_inner_fold(tmp_path, shape, axes, op):
     type_ = {"sum": "ReduceSum", "max": "ReduceMax", "mean": "ReduceMean"}[op]
     got, _ = run_one(tmp_path, type_, "opset1", x, "f32", axes, {"keep_dims": "false"})
     check(got, reduce_ref(x, axes, op, False, "f32"), "f32", sum_abs(x, axes, op, False))
+
+
+# ---- the numpy path in blocks ------------------------------------------------------------
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of a few elements, so small inputs take the numpy path's blocked loop (blocks cut
+    inside a dim, remainders, shifted exponentials); the kernels case is unaffected and checks
+    the same values."""
+    monkeypatch.setattr(numpy_path, "BLOCK", 7)
+    monkeypatch.setattr(numpy_path, "WHOLE", 7)
+    monkeypatch.setattr(numpy_path, "TINY", 0)
+
+
+BLOCKED_OPS = ["sum", "mean", "prod", "max", "min", "l1", "l2", "sumsq", "logsum", "logsumexp"]
+BLOCKED_AXES = [(), (0,), (1,), (3,), (0, 2), (1, 3), (1, 2), (0, 1, 2, 3), (0, 3)]
+
+
+def blocked_sample(shape, et, op, seed):
+    """sample() with NaN, +-inf and values near the integer limits mixed in (seeded per case)."""
+    rng = np.random.default_rng(seed)
+    x = sample(shape, et, rng, op)
+    if x.size and numpy_dtype(et).kind == "f" and op != "prod":
+        flat = x.reshape(-1)
+        flat[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -np.inf]
+    return x
+
+
+@pytest.mark.parametrize("op", BLOCKED_OPS)
+@pytest.mark.parametrize("et", ["f32", "f64", "f16", "bf16", "i8", "i32", "u64"])
+@pytest.mark.parametrize("axes", BLOCKED_AXES)
+def test_blocked_numpy_path(small_blocks, op, et, axes):
+    """Every kind and element type through the blocked loop, against the float64 oracle (the
+    kernels case checks the same inputs): NaN propagates, inf - inf is NaN, empty axes are the
+    identity (with the map step)."""
+    if op in ("logsum", "logsumexp") and numpy_dtype(et).kind != "f":
+        return
+    shape = (3, 4, 5, 6)
+    x = sample(shape, et, np.random.default_rng(seed_of(op, et, axes)), op)
+    if numpy_dtype(et).kind == "f" and op not in ("prod", "logsum"):
+        x = blocked_sample(shape, et, op, seed_of(op, et, axes, "nan"))
+    got = reduce_array(x, axes, op, True, et)
+    if axes == ():
+        want = reduce_ref(x, (), op, True, et) if op not in ("l1", "l2", "sumsq") else None
+        if want is None:
+            v = np.abs(x.astype(np.float64 if numpy_dtype(et).kind == "f" else np.int64))
+            want = cast(v * v if op == "sumsq" else v, et)
+    else:
+        want = reduce_ref(x, axes, op, True, et)
+    check(got, want, et, sum_abs(x, axes, op, True) if axes and op != "logsumexp" else None)
+
+
+@pytest.mark.parametrize(
+    "shape,axes",
+    [((1, 40, 1, 3), (1,)), ((40, 1), (0, 1)), ((2, 0, 30), (0,)), ((2, 0, 30), (1,)), ((5, 8), (0, 1)), ((9,), ())],
+)
+@pytest.mark.parametrize("op", ["sum", "mean", "prod", "max", "l2", "logsumexp"])
+def test_blocked_numpy_path_size_one_and_zero_size_dims(small_blocks, shape, axes, op):
+    x = sample(shape, "f32", np.random.default_rng(seed_of(shape, axes, op)), op)
+    got = reduce_array(x, axes, op, False, "f32")
+    if axes == () and op == "l2":
+        want = np.abs(x)
+    else:
+        want = reduce_ref(x, axes, op, False, "f32")
+    check(got, want, "f32", sum_abs(x, axes, op, False) if axes and x.size else None)
+
+
+@pytest.mark.parametrize("et", ["i8", "i32", "i64", "u32", "u64"])
+@pytest.mark.parametrize("op", ["sum", "sumsq", "l1", "prod", "mean"])
+def test_blocked_numpy_path_wraps_integers_once(small_blocks, et, op):
+    """Values at the type's limits: 64-bit accumulation wraps once, |x| is taken after
+    widening (|-128| is 128 in int8), the result wraps once to the output type."""
+    info = np.iinfo(numpy_dtype(et))
+    x = np.full((4, 5, 3), info.max, numpy_dtype(et))
+    x[1, :, 1] = info.min
+    x[2, 3] = info.max - 1
+    for axes in [(0,), (1,), (2,), (0, 2), (0, 1, 2)]:
+        check(reduce_array(x, axes, op, False, et), reduce_ref(x, axes, op, False, et), et)
+
+
+def test_blocked_numpy_path_float16_sum_stays_wide(small_blocks):
+    x = np.full((64, 2, 512), 1.0, np.float16)
+    got = reduce_array(x, (0, 2), "sum", False, "f16")
+    # 32768 is exactly representable in f16; a float16 accumulator would stop at 2048.
+    np.testing.assert_array_equal(got, np.full(2, 32768, np.float16))
+
+
+def test_blocked_numpy_path_logsumexp_is_stable(small_blocks):
+    x = np.array([[1000.0, 1000.0, 1.0], [-1000.0, -np.inf, -1000.0], [np.inf, 1.0, 2.0]], np.float32)
+    got = reduce_array(np.repeat(x, 4, axis=1), (1,), "logsumexp", False, "f32")
+    np.testing.assert_allclose(got, [1000 + np.log(8), -1000 + np.log(8), np.inf], rtol=1e-6)
+
+
+def test_numpy_path_matches_kernels_on_a_large_input(monkeypatch):
+    """The default blocks (no patching) over inputs larger than one block: the numpy path and
+    the kernels both within their float32 rounding of the float64 reference."""
+    x = sample((8, 96, 33, 40), "f32", np.random.default_rng(11))
+    for axes in [(0,), (1,), (3,), (0, 2), (1, 3), (0, 1, 2, 3)]:
+        for op in ("sum", "l2", "logsumexp"):
+            monkeypatch.setattr(config, "JIT", "never")
+            numpy_result = reduce_array(x, axes, op, False, "f32")
+            monkeypatch.setattr(config, "JIT", "always")
+            kernel_result = reduce_array(x, axes, op, False, "f32", force=True)
+            scale = sum_abs(x, axes, op, False) if op != "logsumexp" else None
+            check(numpy_result, reduce_ref(x, axes, op, False, "f32"), "f32", scale)
+            check(kernel_result, reduce_ref(x, axes, op, False, "f32"), "f32", scale)

@@ -25,6 +25,9 @@ from .kinds import DIVIDE, KINDS, LOG, SQRT, ReduceKind
 from .kinds import MAX as _MAX
 from .kinds import MIN as _MIN
 from .kinds import MUL as _MUL
+from .numpy_path import accumulate as accumulate_numpy
+from .numpy_path import exp_sum
+from .numpy_path import groups as merged_groups
 
 FAMILY = "reduce"  # its name in jit.FAMILIES
 
@@ -52,19 +55,6 @@ def _identity(code: int, dt: np.dtype):
         return -np.inf if code == _MAX else np.inf
     info = np.iinfo(dt)
     return info.min if code == _MAX else info.max
-
-
-def _groups(shape: tuple[int, ...], axes: tuple[int, ...]) -> list[list]:
-    groups: list[list] = []
-    for i, n in enumerate(shape):
-        if n == 1:
-            continue
-        red = i in axes
-        if groups and groups[-1][1] == red:
-            groups[-1][0] *= n
-        else:
-            groups.append([n, red])
-    return groups
 
 
 def canonical_5d(groups: list[list]) -> tuple[int, int, int, int, int] | None:
@@ -153,38 +143,6 @@ def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, fused:
         return _combine(part, combine).reshape(-1), False
 
 
-_NUMPY_STEP = {_MUL: np.multiply, _MAX: np.maximum, _MIN: np.minimum}
-
-
-def _accumulate_numpy(x: np.ndarray, axes: tuple[int, ...], first: int, acc_dt: np.dtype) -> np.ndarray:
-    """The small-tensor path: the same 64-bit accumulation, in numpy (no numba import). Sums
-    and Max/Min read x as it is (numpy widens inside the reduction); only the other map steps,
-    and integer |x| (|-128| wraps in int8), widen x first."""
-    with np.errstate(all="ignore"):
-        if first in (_MAX, _MIN):
-            ufunc = np.maximum if first == _MAX else np.minimum
-            return np.asarray(ufunc.reduce(x, axis=axes)).astype(acc_dt).reshape(-1)
-        if first == _ADD and x.ndim - 1 in axes:
-            return np.asarray(np.add.reduce(x, axis=axes, dtype=acc_dt)).reshape(-1)
-        if first == _ADD and acc_dt.kind == "f" and axes and axes == tuple(range(axes[0], axes[-1] + 1)):
-            # One reduced block with kept elements inside it: numpy's reduction over a middle
-            # axis is slow (measured 21 us on 6x12x10x24 over axis 2); a product with ones, in
-            # float64, is the same sum in 10 us.
-            shape = x.shape
-            red = math.prod(shape[a] for a in axes)
-            x3 = x.reshape(math.prod(shape[: axes[0]]), red, math.prod(shape[axes[-1] + 1 :]))
-            return np.matmul(np.ones(red), x3.astype(acc_dt)).reshape(-1)
-        if first == _ADD_ABS and x.dtype.kind == "f":
-            return np.asarray(np.add.reduce(np.abs(x), axis=axes, dtype=acc_dt)).reshape(-1)
-        v = x.astype(acc_dt)
-        if first == _ADD_ABS:
-            v = np.abs(v)
-        elif first == _ADD_SQ:
-            v = v * v
-        ufunc = _NUMPY_STEP.get(first, np.add)
-        return np.asarray(ufunc.reduce(v, axis=axes)).reshape(-1)
-
-
 # An innermost kept group this narrow would make the columns kernel fold rows of a few
 # elements each; the reduced group above it is then folded in two steps instead (below).
 _NARROW = 128
@@ -219,7 +177,7 @@ def _fold_narrow(groups: list[list]) -> tuple[list[list], tuple[int, int] | None
 def plan_layout(shape: tuple[int, ...], axes: tuple[int, ...]):
     """(5-D dims, narrow fold or None, transpose or None) for reducing `shape` over `axes`;
     cached, so a model run again pays no planning."""
-    groups, narrow = _fold_narrow(_groups(shape, axes))
+    groups, narrow = _fold_narrow(merged_groups(shape, axes))
     dims = canonical_5d(groups)
     if dims is not None:
         return dims, narrow, None
@@ -241,7 +199,7 @@ def accumulate(
         acc_dt = (
             np.dtype(np.float64) if x.dtype.kind == "f" else np.dtype(np.uint64 if x.dtype == np.uint64 else np.int64)
         )
-        return _accumulate_numpy(x, axes, first, acc_dt), False
+        return accumulate_numpy(x, axes, first, acc_dt), False
     work, acc_dt = _acc_dtype(x)
     work = np.ascontiguousarray(work)
     dims, narrow, transpose = plan_layout(work.shape, axes)
@@ -276,8 +234,11 @@ def _finish(acc: np.ndarray, finish: int, count: int, et: str) -> np.ndarray:
         if acc.dtype == np.uint64:
             acc = acc // np.uint64(count)
         else:
-            q = np.abs(acc) // count
-            acc = np.where(acc < 0, -q, q)
+            # |acc| as uint64: np.abs of the int64 minimum is the minimum itself
+            with np.errstate(all="ignore"):
+                mag = np.where(acc < 0, np.uint64(0) - acc.view(np.uint64), acc.view(np.uint64))
+                q = (mag // np.uint64(count)).view(np.int64)
+                acc = np.where(acc < 0, -q, q)
     elif finish == SQRT:
         with np.errstate(all="ignore"):
             acc = np.trunc(np.sqrt(acc.astype(np.float64)))
@@ -314,15 +275,12 @@ def reduce_array(
 
 
 def _logsumexp(x: np.ndarray, axes: tuple[int, ...], et: str) -> np.ndarray:
-    """log(sum(exp(x))) computed stably: shifted by the max, which is finite or replaced by 0."""
-    kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
-    xf = x.astype(np.float64) if x.dtype != np.float64 else x
-    m = accumulate(xf, axes, _MAX, _MAX)[0].reshape(kept)
+    """log(sum(exp(x))) computed stably: shifted by the max (exact in x's own type), which is
+    finite or replaced by 0; the shifted exponentials are summed block by block in float64."""
+    m = accumulate(x, axes, _MAX, _MAX)[0].astype(np.float64)
     shift = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(all="ignore"):
-        t = np.exp(xf - shift)
-        s = accumulate(t, axes, _ADD, _ADD)[0].reshape(kept)
-        acc = (np.log(s) + shift).reshape(-1)
+        acc = np.log(exp_sum(x, axes, shift)) + shift
     if numpy_dtype(et).kind == "f":
         return _finish(acc, 0, 1, et)
     with np.errstate(all="ignore"):
