@@ -12,6 +12,8 @@ import pytest
 
 import irexec
 from irexec import config
+from irexec.dtypes import round_bf16
+from irexec.kernels import normalize
 from irexec.ops import linalg
 from irexec.ops.common import finish
 from irexec.ops.single import run_op
@@ -392,6 +394,93 @@ def test_softmax_and_layer_norm_kernels_match_the_numpy_path(kernels, dtype):
     from irexec.kernels import jit
 
     assert jit.ready()
+
+
+@pytest.fixture(params=[12, 1 << 16], ids=["blocks of 12", "default blocks"])
+def numpy_blocks(request, monkeypatch):
+    """The numpy paths of softmax and MVN, in blocks of 12 elements (many blocks, column
+    chunks, reduced sets larger than a block) and of the default size."""
+    monkeypatch.setattr(config, "JIT", "never")
+    monkeypatch.setattr(normalize, "BLOCK", request.param)
+
+
+def softmax_whole(x, axis, log):
+    """The float64 formulas over the whole tensor at once (the numpy path before blocks)."""
+    v = x.astype(np.float64)
+    m = np.max(v, axis=axis, keepdims=True)
+    shifted = v - np.where(np.isinf(m), 0.0, m)
+    e = np.exp(shifted)
+    if not log:
+        return e / np.sum(e, axis=axis, keepdims=True)
+    top = shifted == 0
+    rest = np.sum(np.where(top, 0.0, e), axis=axis, keepdims=True)
+    return shifted - np.log1p(rest + (np.sum(top, axis=axis, keepdims=True) - 1.0))
+
+
+@pytest.mark.parametrize(
+    "shape,axis", [((4, 5, 6), 0), ((4, 5, 6), 1), ((4, 5, 6), -1), ((2, 40, 3), 1), ((3, 30), 1), ((3, 0, 4), 2)]
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_numpy_path_in_blocks_gives_the_whole_tensor_bits(numpy_blocks, shape, axis, dtype, log):
+    """Each block holds whole rows along the axis, so every value comes from the same float64
+    operations as over the whole tensor, its sum at most in another order (numpy sums a
+    one-column block, contiguous, pairwise): float64 within two ulps, the rounded float32 and
+    float16 results the same bits; NaN, inf and -inf rows included."""
+    x = (R.standard_normal(shape) * 20).astype(dtype)
+    if x.size:
+        x[(0,) * x.ndim] = np.nan
+        x[(1,) * x.ndim] = np.inf
+        x[(-1,) * x.ndim] = -np.inf
+    (y,) = run_op("LogSoftmax" if log else "Softmax", "opset5" if log else "opset8", [x], axis=axis)
+    assert y.dtype == dtype
+    with np.errstate(all="ignore"):
+        want = softmax_whole(x, axis, log).astype(dtype)
+    if dtype == np.float64:
+        np.testing.assert_array_equal(np.isnan(y), np.isnan(want))
+        close(y[~np.isnan(y)], want[~np.isnan(want)], rtol=5e-16, atol=0)
+    else:
+        np.testing.assert_array_equal(y, want)
+
+
+def test_softmax_numpy_path_in_blocks_rounds_bf16_once(numpy_blocks):
+    x = round_bf16((R.standard_normal((3, 7, 5)) * 4).astype(np.float32))
+    (y,) = run_op("Softmax", "opset8", [x], types=["bf16"], axis=1)
+    np.testing.assert_array_equal(y, round_bf16(softmax_whole(x, 1, False).astype(np.float32)))
+
+
+@pytest.mark.parametrize(
+    "shape,axes",
+    [((3, 4, 50), (2,)), ((3, 4, 50), (1, 2)), ((3, 4, 50), (0, 1, 2)), ((3, 4, 50), (1,)), ((3, 1, 5, 4), (0, 2))]
+    + [((3, 4, 5), (0, 2)), ((2, 0, 5), (2,))],  # not one run: whole-tensor temporaries; zero-size
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("mode", ["inside_sqrt", "outside_sqrt", "no variance"])
+def test_mvn_numpy_path_in_blocks(numpy_blocks, shape, axes, dtype, mode):
+    x = (R.standard_normal(shape) + 1e3).astype(dtype)  # a large mean: two-pass variance
+    if x.size:
+        x[(0,) * x.ndim] = np.nan
+    attrs = dict(
+        normalize_variance=mode != "no variance", eps=1e-5, eps_mode=mode.replace("no variance", "inside_sqrt")
+    )
+    (y,) = run_op("MVN", "opset6", [x, np.array(axes, np.int64)], **attrs)
+    x64 = x.astype(np.float64)
+    want = (
+        _mvn64(x64, axes, 1e-5, mode == "inside_sqrt") if mode != "no variance" else x64 - x64.mean(axes, keepdims=True)
+    )
+    assert y.dtype == dtype
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(want))
+    rtol = {np.float32: 2e-6, np.float64: 1e-12, np.float16: 1e-3}[dtype]
+    close(y[~np.isnan(y)], want[~np.isnan(want)], rtol=rtol, atol=rtol * 10)
+
+
+def test_group_norm_numpy_path_in_blocks(numpy_blocks):
+    x = (R.standard_normal((2, 8, 6, 5)) * 3 + 50).astype(np.float32)
+    scale, bias = R.standard_normal(8).astype(np.float32), R.standard_normal(8).astype(np.float32)
+    (y,) = run_op("GroupNormalization", "opset12", [x, scale, bias], num_groups=4, epsilon=1e-5)
+    g = x.astype(np.float64).reshape(2, 4, -1)
+    want = _mvn64(g, (2,), 1e-5, True).reshape(x.shape) * scale.reshape(1, 8, 1, 1) + bias.reshape(1, 8, 1, 1)
+    close(y, want, rtol=2e-6, atol=2e-6)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

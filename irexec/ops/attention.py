@@ -71,8 +71,8 @@ class ScaledDotProductAttention(Op):
                 scores = np.where(mask, scores, -np.inf)
             else:
                 scores = scores + mask.astype(np.float64)
-        p = softmax_out(scores, -1, False, np.float64)
+        p = softmax_out(scores, -1, False, q.dtype)
         if p is None:
-            p = softmax(scores, -1)
-        out = np.matmul(p.astype(q.dtype) if q.dtype != np.float64 else p, v)
+            p = softmax(scores, -1, out_dtype=q.dtype)
+        out = np.matmul(p, v)
         return [finish(np.asarray(out), sig.outs[0])]

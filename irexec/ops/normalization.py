@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dtypes import FLOAT_TYPES
+from ..dtypes import FLOAT_TYPES, numpy_dtype
 from ..errors import FormatError, ShapeInferenceError
-from ..kernels.normalize import group_norm_out, moments, normalize_last_out, rms_norm_out, softmax, softmax_out
+from ..kernels.normalize import group_norm_out, mvn, normalize_last_out, rms_norm_out, softmax, softmax_out
 from ..kernels.reduce import reduce_array
 from ..shapes import TensorSpec, normalize_axes
 from .attrs import Attr
@@ -55,7 +55,7 @@ class Softmax1(_SameShape):
         fast = softmax_out(x, a, self.LOG, x.dtype) if sig.outs[0] in ("f32", "f64") else None
         if fast is not None:
             return [fast]
-        return [finish(softmax(x.astype(np.float32) if x.dtype == np.float16 else x, a, self.LOG), sig.outs[0])]
+        return [finish(softmax(x, a, self.LOG, _rounded_type(sig.outs[0])), sig.outs[0])]
 
 
 @register
@@ -71,12 +71,10 @@ class LogSoftmax(Softmax8):
     LOG = True
 
 
-def _normalize(x: np.ndarray, axes: tuple[int, ...], normalize_variance: bool, eps: float, inside: bool) -> np.ndarray:
-    mean, var = moments(x, axes)
-    d = x - mean
-    if not normalize_variance:
-        return d
-    return d / (np.sqrt(var + eps) if inside else np.sqrt(var) + eps)
+def _rounded_type(et: str):
+    """The dtype the numpy paths round their float64 values into: the output's own for
+    f16/f32/f64 (one numpy cast, as `finish` does), float64 for bf16 (finish rounds it)."""
+    return numpy_dtype(et) if et in ("f16", "f32", "f64") else np.float64
 
 
 def _trailing_kernel(
@@ -118,7 +116,8 @@ class MVN1(_SameShape):
         fast = _trailing_kernel(x, axes, self.eps, True, self.normalize_variance, sig)
         if fast is not None:
             return [fast]
-        return [finish(_normalize(x, axes, self.normalize_variance, self.eps, True), sig.outs[0])]
+        out = mvn(x, axes, self.normalize_variance, self.eps, True, _rounded_type(sig.outs[0]))
+        return [finish(out, sig.outs[0])]
 
 
 @register
@@ -147,7 +146,8 @@ class MVN6(_SameShape):
         fast = _trailing_kernel(x, norm, self.eps, self.eps_mode == "inside_sqrt", self.normalize_variance, sig)
         if fast is not None:
             return [fast]
-        out = _normalize(x, norm, self.normalize_variance, self.eps, self.eps_mode == "inside_sqrt")
+        inside = self.eps_mode == "inside_sqrt"
+        out = mvn(x, norm, self.normalize_variance, self.eps, inside, _rounded_type(sig.outs[0]))
         return [finish(out, sig.outs[0])]
 
 
@@ -180,7 +180,7 @@ class GroupNormalization(_SameShape):
             if fast is not None:
                 return [fast]
         g = x.reshape(n, self.num_groups, -1)
-        y = _normalize(g, (2,), True, self.epsilon, True).reshape(x.shape)
+        y = mvn(g, (2,), True, self.epsilon, True).reshape(x.shape)
         shape = (1, c) + (1,) * (x.ndim - 2)
         y = y * scale.astype(np.float64).reshape(shape) + bias.astype(np.float64).reshape(shape)
         return [finish(y, sig.outs[0])]
