@@ -182,8 +182,13 @@ def cache_is_warm() -> bool:
 
 
 def ready(family: str | None = None) -> bool:
-    """Whether the kernels are loaded: every family, or `family`."""
-    return _state == "ready" or (family is not None and _families.get(family) == "ready")
+    """Whether `family`'s kernels are loaded; without a family, whether any are (a family loaded
+    in the background, or every family by `load`)."""
+    if _state == "ready":
+        return True
+    if family is None:
+        return "ready" in _families.values()
+    return _families.get(family) == "ready"
 
 
 def one_shot() -> None:
