@@ -35,6 +35,8 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
+from irexec.dtypes import from_numpy
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = ROOT / "samples"
 
@@ -53,20 +55,6 @@ PRECISION = {
     "i64": "I64",
     "u64": "U64",
     "boolean": "BOOL",
-}
-NUMPY_TO_ET = {
-    np.dtype(np.float64): "f64",
-    np.dtype(np.float32): "f32",
-    np.dtype(np.float16): "f16",
-    np.dtype(np.int8): "i8",
-    np.dtype(np.uint8): "u8",
-    np.dtype(np.int16): "i16",
-    np.dtype(np.uint16): "u16",
-    np.dtype(np.int32): "i32",
-    np.dtype(np.uint32): "u32",
-    np.dtype(np.int64): "i64",
-    np.dtype(np.uint64): "u64",
-    np.dtype(np.bool_): "boolean",
 }
 
 Shape = tuple  # of int (static) or None (dynamic, written as -1)
@@ -147,7 +135,9 @@ class IR:
 
     def const(self, name: str, value: np.ndarray) -> Out:
         value = np.ascontiguousarray(value)
-        et = NUMPY_TO_ET[value.dtype]
+        et = from_numpy(value.dtype)
+        if et is None:
+            raise ValueError(f"no element type for {value.dtype}")
         raw = value.astype(value.dtype.newbyteorder("<"), copy=False).tobytes()
         offset = len(self.blob)
         self.blob += raw
