@@ -697,6 +697,42 @@ def test_max_pool_values_kernel_is_the_indexed_kernels_values(kernels, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "mask_kind,mask_shape",
+    [
+        ("bool", (6, 9)),  # a causal-like mask: the masked tail is not computed
+        ("bool", (2, 1, 6, 9)),  # one mask per batch, broadcast over the heads
+        ("bool", (9,)),  # one row for every query
+        ("float", (1, 1, 6, 9)),
+        ("float", (6, 1)),  # one value per query, broadcast over the keys
+        ("float16", (3, 6, 9)),  # per head, widened to float32
+    ],
+)
+def test_attention_masked_softmax_kernel_matches_the_numpy_path(kernels, dtype, mask_kind, mask_shape):
+    """Scale, an attention mask and softmax fused in one kernel pass give the numpy path's
+    numbers, with broadcast masks, -inf in a float mask, a fully masked row (NaN, as numpy) and
+    a NaN score."""
+    q, k, v = (R.standard_normal(s).astype(dtype) for s in ((2, 3, 6, 8), (2, 3, 9, 8), (2, 3, 9, 5)))
+    q[1, 2, 0, 0] = np.nan
+    if mask_kind == "bool":
+        mask = R.random(mask_shape) < 0.6
+        if len(mask_shape) == 2:
+            mask = np.tril(np.ones(mask_shape, bool), 2)
+            mask[3] = False  # a fully masked row
+    else:
+        mask = R.standard_normal(mask_shape).astype(np.float16 if mask_kind == "float16" else dtype)
+        mask.reshape(-1)[::4] = -np.inf
+    inputs = [q, k, v, mask, np.array(0.3, dtype)]
+    (got,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=())
+    config.JIT = "never"
+    (want,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=())
+    config.JIT = "always"
+    assert got.dtype == want.dtype == dtype
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    close(got, want.astype(np.float64), rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_attention_softmax_kernel_matches_the_numpy_path(kernels, dtype):
     """Scale, causal mask and softmax fused in one kernel pass give the numpy path's numbers
     (the same float64 operations), with a scale input, causal L < S and L > S, and a NaN score."""

@@ -225,6 +225,37 @@ def attention_softmax_rows(t_lo, t_hi, scores, out, scale, causal, length, f32):
 
 
 @njit(fastmath=_SUM_FM, error_model="numpy")
+def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, select, out, scale, f32):
+    """Attention's softmax over rows of raw scores q.k with an attention mask: row r's mask is
+    mask[mask_row[r]]; a boolean mask (`select`) keeps score * scale where it is true (-inf elsewhere), a
+    float mask is added to score * scale, in float64. The softmax is then `softmax_rows`'s (for
+    a float32 result `_attention_row_f32`'s), over the row up to its last score that is not
+    -inf (the masked tail of a causal mask: its exponentials are 0 and are not computed); the
+    same float64 operations as masking and softmax apart."""
+    n = scores.shape[1]
+    e = np.empty(n)
+    t = np.empty(n)
+    for r in range(t_lo, t_hi):
+        row = scores[r]
+        mk = mask[mask_row[r]]
+        keep = 0
+        for j in range(n):
+            v = np.float64(row[j]) * scale
+            if select:
+                v = v if mk[j] else -np.inf
+            else:
+                v = v + np.float64(mk[j])
+            t[j] = v
+            if v != -np.inf:
+                keep = j + 1
+        if keep == 0:
+            keep = n  # every score masked: the softmax of -inf everywhere, NaN as the numpy path's
+        if f32 and _attention_row_f32(t, keep, 1.0, e, out[r]):
+            continue
+        _softmax_row(t, keep, 1.0, False, e, out[r])
+
+
+@njit(fastmath=_SUM_FM, error_model="numpy")
 def normalize_rows(t_lo, t_hi, x, out, eps, inside, normalize_variance):
     """(x - mean) / sqrt(var + eps) (inside) or / (sqrt(var) + eps), two-pass, per row."""
     n = x.shape[1]
@@ -362,5 +393,8 @@ def warm() -> None:
         normalize_cols(0, 2, x.reshape(1, 2, 8), out.reshape(1, 2, 8), 1e-5, True, True, 4)
         group_norm_rows(0, 2, x.reshape(2, 2, 4), out.reshape(2, 2, 4), 1e-5, np.ones((2, 2)), np.zeros((2, 2)))
         attention_softmax_rows(0, 2, x, out, 0.5, True, 2, dt == np.float32)
+        rows = np.zeros(2, np.int64)
+        for mask in (np.ones((1, 8), np.bool_), np.zeros((1, 8), dt)):
+            attention_masked_rows(0, 2, x, mask, rows, mask.dtype == np.bool_, out, 0.5, dt == np.float32)
     x = np.ones((2, 8), np.float32)
     rms_norm_rows(0, 2, x, np.empty_like(x), np.float32(1e-6))

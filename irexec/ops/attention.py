@@ -16,7 +16,7 @@ import numpy as np
 from .. import blas
 from ..dtypes import FLOAT_TYPES
 from ..errors import ShapeInferenceError
-from ..kernels.normalize import attention_softmax_out, softmax, softmax_out
+from ..kernels.normalize import attention_masked_softmax_out, attention_softmax_out, softmax, softmax_out
 from ..shapes import TensorSpec, broadcast_shapes, format_shape
 from .attrs import Attr
 from .base import Op, Sig
@@ -71,6 +71,11 @@ class ScaledDotProductAttention(Op):
         if (len(inputs) <= 3 or self.causal) and raw.ndim >= 2 and np.ndim(scale) == 0:
             # scale, causal mask and softmax in one kernel pass (the same float64 operations)
             p = attention_softmax_out(raw, float(scale), self.causal, q.dtype)
+            if p is not None:
+                return [finish(np.asarray(blas.matmul(p, v)), sig.outs[0])]
+        if len(inputs) > 3 and raw.ndim >= 2 and np.ndim(scale) == 0:
+            # scale, the mask and softmax in one kernel pass (the same float64 operations)
+            p = attention_masked_softmax_out(raw, float(scale), inputs[3], q.dtype)
             if p is not None:
                 return [finish(np.asarray(blas.matmul(p, v)), sig.outs[0])]
         scores = raw.astype(np.float64) * scale
