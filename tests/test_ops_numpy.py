@@ -706,6 +706,7 @@ def test_max_pool_values_kernel_is_the_indexed_kernels_values(kernels, dtype):
         ("float", (1, 1, 6, 9)),
         ("float", (6, 1)),  # one value per query, broadcast over the keys
         ("float16", (3, 6, 9)),  # per head, widened to float32
+        ("float", ()),  # one value for every score (wav2vec2's zero mask)
     ],
 )
 def test_attention_masked_softmax_kernel_matches_the_numpy_path(kernels, dtype, mask_kind, mask_shape):
@@ -721,7 +722,8 @@ def test_attention_masked_softmax_kernel_matches_the_numpy_path(kernels, dtype, 
             mask[3] = False  # a fully masked row
     else:
         mask = R.standard_normal(mask_shape).astype(np.float16 if mask_kind == "float16" else dtype)
-        mask.reshape(-1)[::4] = -np.inf
+        if mask.ndim:
+            mask.reshape(-1)[::4] = -np.inf
     inputs = [q, k, v, mask, np.array(0.3, dtype)]
     (got,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=())
     config.JIT = "never"
@@ -730,6 +732,64 @@ def test_attention_masked_softmax_kernel_matches_the_numpy_path(kernels, dtype, 
     assert got.dtype == want.dtype == dtype
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     close(got, want.astype(np.float64), rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-7)
+
+
+@pytest.mark.parametrize("block", [None, 2048])  # one block per batch item; blocks of 15-16 queries
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "lq,lk,mask_kind",
+    [
+        (150, 130, None),
+        (150, 130, "causal"),  # L > S: the last queries keep every key
+        (120, 170, "causal"),  # L < S: no query keeps the last keys (they are not computed)
+        (150, 130, "tril"),  # a boolean causal mask, one fully masked row
+        (150, 130, "bool"),
+        (150, 130, "float"),  # per batch item, with -inf
+        (150, 130, "zero"),  # a 0-d float mask
+    ],
+)
+def test_blocked_attention_matches_the_numpy_path(kernels, monkeypatch, block, dtype, lq, lk, mask_kind):
+    """Long sequences go by query blocks (scores, fused softmax and weighted sum per block, the
+    keys no query of a block keeps skipped): the numpy path's numbers, NaN included."""
+    from irexec.kernels import attention as ka
+
+    if block:
+        monkeypatch.setattr(ka, "BLOCK_SCORES", block)
+    q, k, v = (R.standard_normal(s).astype(dtype) for s in ((2, 3, lq, 8), (2, 3, lk, 8), (2, 3, lk, 5)))
+    q[1, 2, 7, 0] = np.nan
+    inputs = [q, k, v]
+    if mask_kind == "tril":
+        m = np.tril(np.ones((lq, lk), bool))
+        m[20] = False
+        inputs.append(m[None, None])
+    elif mask_kind == "bool":
+        inputs.append(R.random((2, 1, lq, lk)) < 0.5)
+    elif mask_kind == "float":
+        m = R.standard_normal((2, 1, lq, lk)).astype(dtype)
+        m[..., ::3] = -np.inf
+        inputs.append(m)
+    elif mask_kind == "zero":
+        inputs.append(np.zeros((), dtype))
+    if len(inputs) == 4:
+        inputs.append(np.array(0.3, dtype))
+    causal = mask_kind == "causal"
+    calls = []
+    real = ka.attention
+
+    def spy(*args):
+        y = real(*args)
+        calls.append(y is not None)
+        return y
+
+    monkeypatch.setattr("irexec.ops.attention.attention", spy)
+    (got,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=(), causal=causal)
+    assert calls == [True]  # the blocked path ran
+    config.JIT = "never"
+    (want,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=(), causal=causal)
+    config.JIT = "always"
+    assert got.dtype == want.dtype == dtype
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    close(got, want.astype(np.float64), rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

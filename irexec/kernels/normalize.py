@@ -62,57 +62,6 @@ def softmax_out(x: np.ndarray, axis: int, log: bool, out_dtype) -> np.ndarray | 
     return _over_rows("softmax_rows", x, out_dtype, SOFTMAX_COST, log)
 
 
-def attention_softmax_out(scores: np.ndarray, scale: float, causal: bool, out_dtype) -> np.ndarray | None:
-    """softmax(scores * scale, causal mask) over the last axis by one kernel pass, or None when
-    the numpy path should run. scores (..., L, S) float32/float64."""
-    f32 = np.dtype(out_dtype) == np.float32
-    length = max(1, scores.shape[-2])
-    return _over_rows(
-        "attention_softmax_rows", scores, out_dtype, SOFTMAX_COST, float(scale), bool(causal), length, f32
-    )
-
-
-def attention_masked_softmax_out(scores: np.ndarray, scale: float, mask: np.ndarray, out_dtype) -> np.ndarray | None:
-    """softmax(scores * scale with the attention mask) over the last axis by one kernel pass, or
-    None when the numpy path should run. scores (..., L, S) float32/float64; mask boolean (keeps
-    where true) or float (added), broadcasting against scores."""
-    if scores.ndim < 2 or mask.ndim < 1 or np.dtype(out_dtype) not in (np.float32, np.float64):
-        return None
-    if mask.dtype not in (np.bool_, np.float16, np.float32, np.float64) or not _rows_path(scores):
-        return None
-    from . import normalize_loops as k
-
-    lead, (length, n) = scores.shape[:-2], scores.shape[-2:]
-    mask = mask.reshape((1,) * max(0, 2 - mask.ndim) + mask.shape)
-    if mask.dtype == np.float16:
-        mask = mask.astype(np.float32)
-    mlead = (1,) * max(0, len(lead) - (mask.ndim - 2)) + mask.shape[:-2]
-    if len(mlead) > len(lead):
-        return None  # the mask adds batch dims: the numpy path broadcasts them
-    # the mask's rows (its batch dims kept, its last two broadcast to (L, S)), and each score
-    # row's mask row
-    rows = np.ascontiguousarray(np.broadcast_to(mask.reshape(mlead + mask.shape[-2:]), mlead + (length, n)))
-    index = np.arange(math.prod(mlead) * length, dtype=np.int64).reshape(mlead + (length,))
-    mask_row = np.ascontiguousarray(np.broadcast_to(index, lead + (length,))).reshape(-1)
-    flat = np.ascontiguousarray(scores).reshape(-1, n)
-    out = np.empty(flat.shape, out_dtype)
-    f32 = np.dtype(out_dtype) == np.float32
-    threads = jit.threads_for(scores.nbytes, SOFTMAX_COST)
-    jit.parallel_for(
-        k.attention_masked_rows,
-        flat.shape[0],
-        threads,
-        flat,
-        rows.reshape(-1, n),
-        mask_row,
-        mask.dtype == np.bool_,
-        out,
-        float(scale),
-        f32,
-    )
-    return out.reshape(scores.shape)
-
-
 def normalize_last_out(x: np.ndarray, eps: float, inside: bool, normalize_variance: bool, out_dtype):
     """MVN over the last axis by the kernels, or None when the numpy path should run."""
     return _over_rows("normalize_rows", x, out_dtype, NORMALIZE_COST, float(eps), inside, normalize_variance)

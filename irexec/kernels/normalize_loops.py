@@ -208,17 +208,17 @@ def _attention_row_f32(row, keep, scale, e, dst):
 
 
 @njit(fastmath=_SUM_FM, error_model="numpy")
-def attention_softmax_rows(t_lo, t_hi, scores, out, scale, causal, length, f32):
+def attention_softmax_rows(t_lo, t_hi, scores, out, scale, causal, length, first, f32):
     """Attention's softmax over rows of raw scores q.k (float32 or float64): each score times
-    `scale` in float64, the causal mask (row r is query r % length; key j is kept when
-    j <= r % length) applied as -inf, then the softmax as `softmax_rows` computes it, one
+    `scale` in float64, the causal mask (row r is query q = (first + r) % length; key j is kept
+    when j <= q) applied as -inf, then the softmax as `softmax_rows` computes it, one
     rounding into out. The same float64 operations as scaling, masking and softmax apart; for a
     float32 result (`f32`) with the cheaper exp of `_attention_row_f32` (SDPA (1,12,128,64):
     the softmax was a third of its time)."""
     n = scores.shape[1]
     e = np.empty(n)
     for r in range(t_lo, t_hi):
-        keep = min(n, r % length + 1) if causal else n
+        keep = min(n, (first + r) % length + 1) if causal else n
         if f32 and _attention_row_f32(scores[r], keep, scale, e, out[r]):
             continue
         _softmax_row(scores[r], keep, scale, False, e, out[r])
@@ -238,16 +238,15 @@ def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, select, out, scale
     for r in range(t_lo, t_hi):
         row = scores[r]
         mk = mask[mask_row[r]]
-        keep = 0
-        for j in range(n):
-            v = np.float64(row[j]) * scale
-            if select:
-                v = v if mk[j] else -np.inf
-            else:
-                v = v + np.float64(mk[j])
-            t[j] = v
-            if v != -np.inf:
-                keep = j + 1
+        if select:
+            for j in range(n):
+                t[j] = np.float64(row[j]) * scale if mk[j] else -np.inf
+        else:
+            for j in range(n):
+                t[j] = np.float64(row[j]) * scale + np.float64(mk[j])
+        keep = n
+        while keep > 0 and t[keep - 1] == -np.inf:
+            keep -= 1
         if keep == 0:
             keep = n  # every score masked: the softmax of -inf everywhere, NaN as the numpy path's
         if f32 and _attention_row_f32(t, keep, 1.0, e, out[r]):
@@ -392,7 +391,7 @@ def warm() -> None:
         normalize_rows(0, 2, x, out, 1e-5, True, True)
         normalize_cols(0, 2, x.reshape(1, 2, 8), out.reshape(1, 2, 8), 1e-5, True, True, 4)
         group_norm_rows(0, 2, x.reshape(2, 2, 4), out.reshape(2, 2, 4), 1e-5, np.ones((2, 2)), np.zeros((2, 2)))
-        attention_softmax_rows(0, 2, x, out, 0.5, True, 2, dt == np.float32)
+        attention_softmax_rows(0, 2, x, out, 0.5, True, 2, 0, dt == np.float32)
         rows = np.zeros(2, np.int64)
         for mask in (np.ones((1, 8), np.bool_), np.zeros((1, 8), dt)):
             attention_masked_rows(0, 2, x, mask, rows, mask.dtype == np.bool_, out, 0.5, dt == np.float32)

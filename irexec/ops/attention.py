@@ -4,7 +4,8 @@ after the query's position (a lower-triangular mask aligned at the top left), a 
 keeps the positions where it is true, and a float mask is added. Batch dims broadcast.
 
 The products run on BLAS in float32 (float64 for f64); the softmax is the reduction family's
-(`kernels.normalize`: exact max, float64 sums), rounded once.
+(`kernels.normalize`: exact max, float64 sums), rounded once. With the kernels, long sequences
+go by query blocks, skipping the keys a causal mask hides (`kernels.attention`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import numpy as np
 from .. import blas
 from ..dtypes import FLOAT_TYPES
 from ..errors import ShapeInferenceError
-from ..kernels.normalize import attention_masked_softmax_out, attention_softmax_out, softmax, softmax_out
+from ..kernels.attention import attention, attention_masked_softmax_out, attention_softmax_out
+from ..kernels.normalize import softmax, softmax_out
 from ..shapes import TensorSpec, broadcast_shapes, format_shape
 from .attrs import Attr
 from .base import Op, Sig
@@ -67,6 +69,11 @@ class ScaledDotProductAttention(Op):
         q, k, v = (x.astype(np.float32) if x.dtype == np.float16 else x for x in inputs[:3])
         e = q.shape[-1]
         scale = inputs[4].reshape(()).astype(np.float64) if len(inputs) > 4 else 1.0 / math.sqrt(e)
+        mask = inputs[3] if len(inputs) > 3 else None
+        if np.ndim(scale) == 0:
+            y = attention(q, k, v, float(scale), self.causal, mask, q.dtype)
+            if y is not None:
+                return [finish(y, sig.outs[0])]
         raw = blas.matmul(q, np.swapaxes(k, -1, -2))
         if (len(inputs) <= 3 or self.causal) and raw.ndim >= 2 and np.ndim(scale) == 0:
             # scale, causal mask and softmax in one kernel pass (the same float64 operations)

@@ -1,0 +1,160 @@
+"""ScaledDotProductAttention's softmax(q k^T * scale + mask) v, the kernels' way (the normalize
+family's `attention_softmax_rows` / `attention_masked_rows`): the same float64 scaling, masking
+and softmax as the op's numpy path, rounded once, with the products on BLAS.
+
+- `attention`: long sequences in blocks of queries. Each task takes one batch item's block of
+  queries: its scores against the keys (BLAS), the fused scale, mask and softmax, and the
+  weighted sum of the values, written into its rows of the output. The scores never exist
+  whole (a block's stay in the L2 cache), and the tasks run on `jit.parallel_for`'s threads,
+  the products on one BLAS thread each. Keys that no query of a block keeps are not computed:
+  a causal mask's (the `causal` attribute, or a boolean mask whose rows end in a masked tail)
+  upper triangle is skipped, half the work of a causal attention.
+- `attention_softmax_out` / `attention_masked_softmax_out`: the fused softmax of whole score
+  tensors (short sequences, batch dims that broadcast).
+
+Results equal the numpy path's to float32 rounding (tests/test_ops_numpy.py compares them).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import blas
+from . import jit
+from .normalize import FAMILY, SMALL_CALL_SAVING, SOFTMAX_COST, _over_rows, _rows_path
+
+# queries x keys of at least this many scores per batch item go by query blocks
+BLOCKED_MIN_SCORES = 1 << 14
+# a block's scores (float32: 512 KiB, and as many for its probabilities: the L2 cache)
+BLOCK_SCORES = 1 << 17
+
+
+class MaskRows(NamedTuple):
+    """An attention mask as the kernels take it: `rows` (mask rows, S) contiguous, `index` the
+    mask row of each score row (batch items x queries, flattened), `select` for a boolean mask,
+    and for one, `last`: per mask row, one past its last kept key (0: none kept)."""
+
+    rows: np.ndarray
+    index: np.ndarray
+    select: bool
+    last: np.ndarray | None
+
+
+def mask_rows(mask: np.ndarray, lead: tuple[int, ...], length: int, n: int) -> MaskRows | None:
+    """The mask (broadcasting against scores of batch dims `lead` and (length, n)) as rows, or
+    None when it adds batch dims of its own or is not boolean/float."""
+    if mask.dtype not in (np.bool_, np.float16, np.float32, np.float64):
+        return None
+    mask = mask.reshape((1,) * max(0, 2 - mask.ndim) + mask.shape)
+    if mask.dtype == np.float16:
+        mask = mask.astype(np.float32)
+    if mask.ndim - 2 > len(lead):
+        return None
+    mlead = (1,) * (len(lead) - (mask.ndim - 2)) + mask.shape[:-2]
+    # the mask's own rows (a mask broadcast over the queries keeps one row, over the keys is
+    # widened to n), and each score row's
+    height = mask.shape[-2]
+    rows = np.ascontiguousarray(np.broadcast_to(mask.reshape(mlead + mask.shape[-2:]), mlead + (height, n)))
+    rows = rows.reshape(-1, n)
+    index = np.arange(math.prod(mlead) * height, dtype=np.int64).reshape(mlead + (height,))
+    index = np.ascontiguousarray(np.broadcast_to(index, lead + (length,))).reshape(-1)
+    select = mask.dtype == np.bool_
+    last = None
+    if select and n:
+        last = np.where(rows.any(axis=1), n - np.argmax(rows[:, ::-1], axis=1), 0)
+    return MaskRows(rows, index, select, last)
+
+
+def attention_softmax_out(scores: np.ndarray, scale: float, causal: bool, out_dtype) -> np.ndarray | None:
+    """softmax(scores * scale, causal mask) over the last axis by one kernel pass, or None when
+    the numpy path should run. scores (..., L, S) float32/float64."""
+    f32 = np.dtype(out_dtype) == np.float32
+    length = max(1, scores.shape[-2])
+    return _over_rows(
+        "attention_softmax_rows", scores, out_dtype, SOFTMAX_COST, float(scale), bool(causal), length, 0, f32
+    )
+
+
+def attention_masked_softmax_out(scores: np.ndarray, scale: float, mask: np.ndarray, out_dtype) -> np.ndarray | None:
+    """softmax(scores * scale with the attention mask) over the last axis by one kernel pass, or
+    None when the numpy path should run. scores (..., L, S) float32/float64; mask boolean (keeps
+    where true) or float (added), broadcasting against scores."""
+    if scores.ndim < 2 or np.dtype(out_dtype) not in (np.float32, np.float64) or not _rows_path(scores):
+        return None
+    m = mask_rows(mask, scores.shape[:-2], *scores.shape[-2:])
+    if m is None:
+        return None
+    from . import normalize_loops as k
+
+    flat = np.ascontiguousarray(scores).reshape(-1, scores.shape[-1])
+    out = np.empty(flat.shape, out_dtype)
+    f32 = np.dtype(out_dtype) == np.float32
+    threads = jit.threads_for(scores.nbytes, SOFTMAX_COST)
+    jit.parallel_for(k.attention_masked_rows, flat.shape[0], threads, flat, m.rows, m.index, m.select, out, scale, f32)
+    return out.reshape(scores.shape)
+
+
+def _block_rows(batch: int, length: int, keys: int, threads: int) -> int:
+    """Queries per block: a block's scores within BLOCK_SCORES, and enough blocks for the
+    threads."""
+    rows = max(16, min(length, BLOCK_SCORES // max(1, keys)))
+    if threads > 1 and batch * math.ceil(length / rows) < 2 * threads:
+        rows = max(1, math.ceil(length / math.ceil(2 * threads / batch)))
+    return rows
+
+
+def attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, causal: bool, mask: np.ndarray | None, out_dtype
+) -> np.ndarray | None:
+    """softmax(q k^T * scale + mask) v by query blocks (see the module's docstring), or None when
+    the whole-tensor paths should run: batch dims that differ between q, k and v (they
+    broadcast), short sequences, other types, or kernels that do not pay."""
+    lead, (length, e) = q.shape[:-2], q.shape[-2:]
+    keys, ev = k.shape[-2], v.shape[-1]
+    if q.ndim < 3 or k.shape[:-2] != lead or v.shape[:-2] != lead or length * keys < BLOCKED_MIN_SCORES:
+        return None
+    if q.dtype not in (np.float32, np.float64) or k.dtype != q.dtype or v.dtype != q.dtype or not e:
+        return None
+    if np.dtype(out_dtype) != q.dtype:
+        return None
+    batch = math.prod(lead)
+    nbytes = batch * length * keys * q.itemsize
+    if not batch or not jit.use(nbytes, SMALL_CALL_SAVING, FAMILY):
+        return None
+    m = None
+    if mask is not None and not causal:
+        m = mask_rows(mask, lead, length, keys)
+        if m is None:
+            return None
+    from . import normalize_loops as kl
+
+    threads = jit.threads_for(nbytes, SOFTMAX_COST)
+    rows = _block_rows(batch, length, keys, threads)
+    per = math.ceil(length / rows)
+    q3, k3, v3 = q.reshape(batch, length, e), k.reshape(batch, keys, e), v.reshape(batch, keys, ev)
+    out = np.empty((batch, length, ev), q.dtype)
+    f32 = q.dtype == np.float32
+
+    def task(t_lo: int, t_hi: int) -> None:
+        for t in range(t_lo, t_hi):
+            b, blk = divmod(t, per)
+            q0, q1 = blk * rows, min(length, (blk + 1) * rows)
+            index = None if m is None else m.index[b * length + q0 : b * length + q1]
+            used = keys  # keys some query of the block keeps: past them every score is masked
+            if causal:
+                used = min(keys, q1)
+            elif m is not None and m.last is not None:
+                used = int(m.last[index].max()) or keys  # no key kept: NaN rows, as the numpy path's
+            raw = blas.matmul(q3[b, q0:q1], k3[b, :used].T)
+            p = np.empty(raw.shape, q.dtype)
+            if m is None:
+                kl.attention_softmax_rows(0, q1 - q0, raw, p, scale, causal, length, q0, f32)
+            else:
+                kl.attention_masked_rows(0, q1 - q0, raw, m.rows, index, m.select, p, scale, f32)
+            blas.matmul(p, v3[b, :used], out=out[b, q0:q1])
+
+    jit.parallel_for(task, batch * per, threads)
+    return out.reshape(lead + (length, ev))
