@@ -1,7 +1,7 @@
 """The depthwise convolution kernel's unit-stride path (irexec/kernels/conv_loops.py: one flat
 loop per tap over rows as wide as the padded input) gives the numpy path's bits: 7x7 and 3x3,
-dilations, asymmetric and zero pads, rectangular maps, one output column, and mixed strides
-(which take the row-by-row loop)."""
+dilations, asymmetric and zero pads (applied plane by plane in the kernel), rectangular maps,
+one output column, and mixed and stride-2 strides (which take the row-by-row loop)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ CASES = [
     ((1, 4, 6, 5), (3, 5), (1, 1), (1, 1), (1, 0), (1, 0)),  # one output column
     ((1, 4, 11, 10), (3, 3), (1, 2), (1, 1), (1, 1), (1, 1)),  # mixed strides: the row loop
     ((1, 4, 11, 10), (3, 3), (2, 1), (1, 1), (1, 1), (1, 1)),
+    ((1, 4, 13, 13), (5, 5), (2, 2), (1, 1), (2, 2), (2, 2)),  # stride 2 over a padded scratch plane
+    ((2, 3, 7, 9), (3, 3), (2, 2), (1, 1), (0, 0), (1, 1)),  # pads at the end only
 ]
 
 

@@ -117,23 +117,42 @@ def convolution(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> n
     return _gemm(cols, filters(w, cols.dtype), win.out, groups)
 
 
+def _depthwise_kernel(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
+    """The 2-D depthwise convolution by the numba kernel (the same products and sums in the
+    same order as the numpy path, without a temporary per tap; pads >= 0 are applied plane by
+    plane inside it), or None when the numpy path should run."""
+    kernel, out_sp = win.kernel, win.out
+    if len(kernel) != 2 or x.ndim != 4 or not x.size or any(o <= 0 for o in out_sp):
+        return None
+    x = compute_type(x)
+    if x.dtype not in (np.float32, np.float64):
+        return None
+    taps = math.prod(kernel)
+    if not jit.use(x.nbytes, DEPTHWISE_TAP_SAVING * taps, FAMILY):
+        return None
+    from . import conv_loops as k
+
+    plane = win.plane
+    if any(b < 0 or e < 0 for b, e in win.pads):  # a crop: pad and crop in numpy first
+        x = _pad_input(x, win.pads)
+        plane = plane._replace(pt=0, pl=0, pb=0, pr=0)
+    n, c = x.shape[:2]
+    planes = np.ascontiguousarray(x).reshape(n * c, *x.shape[2:])
+    out = np.empty((n * c, *out_sp), x.dtype)
+    threads = jit.threads_for(out.nbytes * taps)
+    jit.parallel_for(k.depthwise2d, n * c, threads, planes, np.ascontiguousarray(filters(w, x.dtype)), out, c, plane)
+    return out.reshape(n, c, *out_sp)
+
+
 def _depthwise(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
     """w (C, *k): out[n, c] = sum over taps of w[c, tap] * shifted strided view of xp[n, c]."""
+    y = _depthwise_kernel(x, w, win)
+    if y is not None:
+        return y
     xp = _pad_input(compute_type(x), win.pads)
     w = filters(w, xp.dtype)
     n, c = xp.shape[:2]
     kernel, out_sp = win.kernel, win.out
-    taps = math.prod(kernel)
-    if len(kernel) == 2 and xp.dtype in (np.float32, np.float64) and xp.size and all(o > 0 for o in out_sp):
-        # the kernel: the same products and sums in the same order, without a temporary per tap
-        if jit.use(xp.nbytes, DEPTHWISE_TAP_SAVING * taps, FAMILY):
-            from . import conv_loops as k
-
-            planes = np.ascontiguousarray(xp).reshape(n * c, *xp.shape[2:])
-            out = np.empty((n * c, *out_sp), xp.dtype)
-            threads = jit.threads_for(out.nbytes * taps)
-            jit.parallel_for(k.depthwise2d, n * c, threads, planes, np.ascontiguousarray(w), out, c, win.plane)
-            return out.reshape(n, c, *out_sp)
     acc = np.zeros((n, c, *out_sp), np.float64 if xp.dtype == np.float64 else np.float32)
     for tap in itertools.product(*(range(k) for k in kernel)):
         sl = (slice(None), slice(None)) + tuple(

@@ -14,65 +14,101 @@ from .jit import njit
 
 
 @njit(error_model="numpy")
-def _depthwise_unit(t_lo, t_hi, xp, w, out, channels, dh, dw):
-    """depthwise2d for unit strides: each tap adds its weighted plane to rows as wide as the
-    padded input's, so one tap is one flat loop over oh * Wp elements (the last kw - 1 of each
-    row are thrown away). Per output element the same products and sums in the same order; but
-    long loops: a 56-wide row was shorter than LLVM's unrolled vector body (4 x 16 lanes) and
-    ran scalar (7x7 over 1x96x56x56: 1.9 -> 0.6 ms)."""
-    _, hp, wp = xp.shape
-    _, kh, kw = w.shape
-    _, oh, ow = out.shape
+def _depthwise_unit(src, wc, dst, dh, dw, acc):
+    """One plane of depthwise2d for unit strides: each tap adds its weighted plane to rows as
+    wide as the padded input's, so one tap is one flat loop over oh * Wp elements (the last
+    kw - 1 of each row are thrown away). Per output element the same products and sums in the
+    same order; but long loops: a 56-wide row was shorter than LLVM's unrolled vector body
+    (4 x 16 lanes) and ran scalar (7x7 over 1x96x56x56: 1.9 -> 0.6 ms)."""
+    hp, wp = src.shape
+    kh, kw = wc.shape
+    oh, ow = dst.shape
     n = (oh - 1) * wp + ow  # the last row needs only its ow elements: reads stay inside the plane
-    acc = np.empty(oh * wp, out.dtype)
-    for p in range(t_lo, t_hi):
-        c = p % channels
-        src = xp[p].reshape(hp * wp)
-        for m in range(n):
-            acc[m] = 0
-        for a in range(kh):
-            for b in range(kw):
-                wv = w[c, a, b]
-                off = a * dh * wp + b * dw
-                for m in range(n):
-                    acc[m] += src[np.uintp(off + m)] * wv
-        for i in range(oh):
-            for j in range(ow):
-                out[p, i, j] = acc[i * wp + j]
+    flat = src.reshape(hp * wp)
+    for m in range(n):
+        acc[m] = 0
+    for a in range(kh):
+        for b in range(kw):
+            wv = wc[a, b]
+            off = a * dh * wp + b * dw
+            for m in range(n):
+                acc[m] += flat[np.uintp(off + m)] * wv
+    for i in range(oh):
+        for j in range(ow):
+            dst[i, j] = acc[i * wp + j]
 
 
 @njit(error_model="numpy")
-def depthwise2d(t_lo, t_hi, xp, w, out, channels, g):
-    """out[p] = sum over taps (a, b) of w[p % channels, a, b] * xp[p, a*dh + i*sh, b*dw + j*sw].
-    Elements are indexed directly, with unsigned indices (no wraparound check, so LLVM
-    vectorizes a literal stride): a view per row cost more than a small row's work."""
-    sh, sw, dh, dw = g.sh, g.sw, g.dh, g.dw  # the planes are padded already: no pads here
+def _deal(src, phases, pt, pl, sh, sw):
+    """phases[Y % sh, X % sw, Y // sh, X // sw] = xpad[Y, X], xpad being src padded by pt rows
+    and pl columns: the plane dealt into sh x sw phase planes (the cells in the padding are
+    never written: they stay 0)."""
+    h, wd = src.shape
+    width = phases.shape[3]
+    for f in range(sw):
+        k_lo = max(0, (pl - f + sw - 1) // sw)
+        k_hi = min(width, (wd + pl - f + sw - 1) // sw)
+        first = k_lo * sw + f - pl
+        for y in range(h):
+            dst = phases[(pt + y) % sh, f, (pt + y) // sh]
+            for k in range(k_hi - k_lo):
+                dst[np.uintp(k_lo + k)] = src[y, np.uintp(first + k * sw)]
+
+
+@njit(error_model="numpy")
+def _depthwise_phased(phases, wc, dst, sh, sw, dh, dw, acc):
+    """One plane of depthwise2d for strides above 1 from its phase planes (`_deal`): tap (a, b)
+    reads phase plane ((a dh) % sh, (b dw) % sw) from row (a dh) // sh and column (b dw) // sw,
+    so, as in `_depthwise_unit`, each tap is one flat loop over rows as wide as a phase plane
+    (a stride-2 gather ran scalar: 3x3 stride 2 over 1x48x112x112 took 0.42 ms)."""
+    _, _, hh, width = phases.shape
+    kh, kw = wc.shape
+    oh, ow = dst.shape
+    n = (oh - 1) * width + ow
+    for m in range(n):
+        acc[m] = 0
+    for a in range(kh):
+        for b in range(kw):
+            wv = wc[a, b]
+            flat = phases[(a * dh) % sh, (b * dw) % sw].reshape(hh * width)
+            off = (a * dh) // sh * width + (b * dw) // sw
+            for m in range(n):
+                acc[m] += flat[np.uintp(off + m)] * wv
+    for i in range(oh):
+        for j in range(ow):
+            dst[i, j] = acc[i * width + j]
+
+
+@njit(error_model="numpy")
+def depthwise2d(t_lo, t_hi, x, w, out, channels, g):
+    """out[p] = sum over taps (a, b) of w[p % channels, a, b] * xpad[p, a*dh + i*sh, b*dw + j*sw],
+    xpad being plane p of x padded by the window's pads (>= 0), built one plane at a time in
+    scratch planes (the L1/L2 cache) instead of a padded copy of the whole input: as it is for
+    unit strides, dealt into stride phases for others."""
+    sh, sw, dh, dw = g.sh, g.sw, g.dh, g.dw
+    pt, pl, pb, pr = g.pt, g.pl, g.pb, g.pr
     _, kh, kw = w.shape
     _, oh, ow = out.shape
-    _, hp, wp = xp.shape
-    if sh == 1 and sw == 1 and hp >= oh + (kh - 1) * dh and wp >= ow + (kw - 1) * dw:
-        _depthwise_unit(t_lo, t_hi, xp, w, out, channels, dh, dw)
-        return
+    _, h, wd = x.shape
+    hp, wp = h + pt + pb, wd + pl + pr
+    unit = sh == 1 and sw == 1
+    padded = unit and (pt or pl or pb or pr)
+    scratch = np.zeros((hp, wp) if padded else (1, 1), x.dtype)
+    width = (wp + sw - 1) // sw
+    phases = np.zeros((1, 1, 1, 1) if unit else (sh, sw, (hp + sh - 1) // sh, width), x.dtype)
+    acc = np.empty(oh * (wp if unit else width), out.dtype)
     for p in range(t_lo, t_hi):
-        c = p % channels
-        for i in range(oh):
-            for j in range(ow):
-                out[p, i, j] = 0
-        for a in range(kh):
-            for b in range(kw):
-                wv = w[c, a, b]
-                x0 = b * dw
-                for i in range(oh):
-                    y = a * dh + i * sh
-                    if sw == 1:
-                        for j in range(ow):
-                            out[p, i, j] += xp[p, y, np.uintp(x0 + j)] * wv
-                    elif sw == 2:
-                        for j in range(ow):
-                            out[p, i, j] += xp[p, y, np.uintp(x0 + 2 * j)] * wv
-                    else:
-                        for j in range(ow):
-                            out[p, i, j] += xp[p, y, np.uintp(x0 + sw * j)] * wv
+        if not unit:
+            _deal(x[p], phases, pt, pl, sh, sw)
+            _depthwise_phased(phases, w[p % channels], out[p], sh, sw, dh, dw, acc)
+            continue
+        src = x[p]
+        if padded:
+            for i in range(h):  # the borders stay 0
+                for j in range(wd):
+                    scratch[pt + i, np.uintp(pl + j)] = x[p, i, j]
+            src = scratch
+        _depthwise_unit(src, w[p % channels], out[p], dh, dw, acc)
 
 
 @njit(error_model="numpy")
