@@ -58,3 +58,52 @@ def test_depthwise_kernel_is_the_numpy_paths_bits(kernels, dtype, case):
             view = xp[:, :, a * d[0] :, b * d[1] :][:, :, :: s[0], :: s[1]][:, :, : want.shape[2], : want.shape[3]]
             ref += view * w[:, 0, 0, a, b].astype(np.float64)[None, :, None, None]
     np.testing.assert_allclose(got, ref, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
+
+
+DENSE = [
+    # (shape, filters, strides, dilations, pads_begin, pads_end): columns over 1 MB go by tiles
+    ((2, 3, 64, 64), (8, 3, 7, 7), (2, 2), (1, 1), (3, 3), (3, 3)),  # a ResNet stem
+    ((1, 8, 91, 77), (5, 8, 3, 3), (1, 1), (2, 1), (1, 0), (2, 1)),  # dilated, asymmetric pads
+]
+
+
+@pytest.mark.parametrize("tile", [None, 20000])  # the default tile, and tiles of a few rows with a short last one
+@pytest.mark.parametrize("case", DENSE, ids=[str(c[:2]) for c in DENSE])
+def test_dense_convolution_by_tiles_matches_the_numpy_path(kernels, monkeypatch, tile, case):
+    """A convolution whose columns outgrow the L2 cache runs by tiles of output rows (im2col
+    per tile, one product per tile, on the kernel threads): the numpy path's result to float32
+    rounding, and a float64 direct sum's."""
+    from irexec.kernels import conv as kc
+
+    if tile:
+        monkeypatch.setattr(kc, "TILE_BYTES", tile)
+    shape, wshape, s, d, pb, pe = case
+    x = R.standard_normal(shape).astype(np.float32)
+    w = R.standard_normal(wshape).astype(np.float32)
+    attrs = dict(strides=list(s), dilations=list(d), pads_begin=list(pb), pads_end=list(pe), auto_pad="explicit")
+    calls = []
+    real = kc._tiled
+    monkeypatch.setattr(kc, "_tiled", lambda *a: calls.append(1) or real(*a))
+    (got,) = run_op("Convolution", "opset1", [x, w], **attrs)
+    assert calls and real(x, w, _window(shape, wshape, s, d, pb, pe)) is not None  # the tiled path ran
+    config.JIT = "never"
+    (want,) = run_op("Convolution", "opset1", [x, w], **attrs)
+    config.JIT = "always"
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pb[0], pe[0]), (pb[1], pe[1])])
+    ref = np.zeros(want.shape)
+    for a in range(wshape[2]):
+        for b in range(wshape[3]):
+            view = xp[:, :, a * d[0] :, b * d[1] :][:, :, :: s[0], :: s[1]][:, :, : want.shape[2], : want.shape[3]]
+            ref += np.einsum("nchw,oc->nohw", view, w[:, :, a, b].astype(np.float64))
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+
+
+def _window(shape, wshape, s, d, pb, pe):
+    from irexec.geometry import Window
+
+    out = tuple(
+        (n + b + e - dl * (k - 1) - 1) // st + 1 for n, k, st, dl, b, e in zip(shape[2:], wshape[2:], s, d, pb, pe)
+    )
+    return Window(tuple(wshape[2:]), tuple(s), tuple(d), tuple(zip(pb, pe)), out)

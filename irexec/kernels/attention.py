@@ -148,13 +148,14 @@ def attention(
                 used = min(keys, q1)
             elif m is not None and m.last is not None:
                 used = int(m.last[index].max()) or keys  # no key kept: NaN rows, as the numpy path's
-            raw = blas.matmul(q3[b, q0:q1], k3[b, :used].T)
+            raw = np.matmul(q3[b, q0:q1], k3[b, :used].T)
             p = np.empty(raw.shape, q.dtype)
             if m is None:
                 kl.attention_softmax_rows(0, q1 - q0, raw, p, scale, causal, length, q0, f32)
             else:
                 kl.attention_masked_rows(0, q1 - q0, raw, m.rows, index, m.select, p, scale, f32)
-            blas.matmul(p, v3[b, :used], out=out[b, q0:q1])
+            np.matmul(p, v3[b, :used], out=out[b, q0:q1])
 
-    jit.parallel_for(task, batch * per, threads)
+    with blas.one_thread():
+        jit.parallel_for(task, batch * per, threads)
     return out.reshape(lead + (length, ev))
