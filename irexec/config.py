@@ -11,6 +11,9 @@ IREXEC_THREAD_MIN_BYTES  work below this many bytes runs on the calling thread o
                        they save on smaller work; measured in tools/bench_reduce.py --contended).
 IREXEC_BLAS_SERIAL_FLOPS  matrix products below this many flops run on one OpenBLAS thread
                        (default 2e9; 0 = never cap; see irexec/blas.py for the measurements).
+IREXEC_BLAS_SPLIT_FLOPS  products of at least this many flops (and below the serial cap) are
+                       split into row or column blocks on the kernel threads, each block on one
+                       OpenBLAS thread (default 5e7, about 0.5 ms on one core; 0 = never split).
 IREXEC_CACHE_DIR       where compiled kernels are cached (default ~/.cache/irexec/numba).
 
 IREXEC_SMALL_ELEMENTS  reductions over fewer input elements than this run a numpy path with
@@ -46,6 +49,8 @@ THREAD_MIN_BYTES = _int_env("IREXEC_THREAD_MIN_BYTES", 16 << 20)
 NUM_THREADS = max(1, _int_env("IREXEC_NUM_THREADS", os.cpu_count() or 1))
 # matrix products below this many flops run on one OpenBLAS thread (irexec/blas.py); 0: never
 BLAS_SERIAL_FLOPS = _int_env("IREXEC_BLAS_SERIAL_FLOPS", 2_000_000_000)
+# products from this many flops up to BLAS_SERIAL_FLOPS: split over the kernel threads (blas.py)
+BLAS_SPLIT_FLOPS = _int_env("IREXEC_BLAS_SPLIT_FLOPS", 50_000_000)
 JIT = os.environ.get("IREXEC_JIT", "auto").strip().lower()
 if JIT not in ("auto", "always", "never"):
     JIT = "auto"

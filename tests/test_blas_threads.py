@@ -94,3 +94,33 @@ def test_concurrent_products_restore_the_count():
         t.join()
     assert not errors
     assert _threads() == own
+
+
+@pytest.mark.parametrize(
+    "a_shape,b_shape,out",
+    [
+        ((512, 384), (384, 256), False),  # rows of a
+        ((2, 64, 384), (384, 1024), True),  # columns of b (the larger operand), into a given out
+        ((96, 1152), (2, 1152, 784), False),  # a convolution's filters times its columns
+        ((4, 128, 256), (4, 256, 192), True),  # batch items
+    ],
+)
+def test_split_products_are_numpys(monkeypatch, a_shape, b_shape, out):
+    """Products from config.BLAS_SPLIT_FLOPS up run in blocks on the kernel threads: numpy's
+    values and shape, into `out` when given; a shape that does not split runs whole."""
+    monkeypatch.setattr(config, "BLAS_SPLIT_FLOPS", 1)
+    calls = []
+    real = blas.split
+    monkeypatch.setattr(blas, "split", lambda *args: calls.append(1) or real(*args))
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=a_shape).astype(np.float32)
+    b = rng.normal(size=b_shape).astype(np.float32)
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    dest = np.full(want.shape, np.nan, np.float32) if out else None
+    got = blas.matmul(a, b, out=dest)
+    if blas._lookup() is not None and blas._lookup()[1] > 1:
+        assert calls and real(a, b) is not None  # the split ran (OpenBLAS with threads to cap)
+    assert got.shape == want.shape and got.dtype == np.float32
+    if out:
+        assert got is dest
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-3)

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from .. import blas
+from .. import blas, config
 from ..geometry import Window
 from . import jit
 from .windows import compute_type, pad_constant
@@ -107,8 +107,12 @@ def _tiled(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
             k.im2col2d(0, c, planes[b], cols, plane, i0)
             np.matmul(wm, cols.reshape(ck, r * ow), out=out[b, :, i0 * ow : (i0 + r) * ow])
 
+    flops = 2.0 * n * w.shape[0] * ck * oh * ow
+    threads = (
+        jit.num_threads() if flops >= config.BLAS_SPLIT_FLOPS > 0 else jit.threads_for(n * ck * oh * ow * x.itemsize)
+    )
     with blas.one_thread():
-        jit.parallel_for(task, n * tiles, jit.threads_for(n * ck * oh * ow * x.itemsize))
+        jit.parallel_for(task, n * tiles, threads)
     return out.reshape(n, w.shape[0], oh, ow)
 
 

@@ -561,7 +561,9 @@ def parallel_for(kernel, n_tasks: int, threads: int, *args) -> None:
         return
     key = (kernel, tuple((a.dtype, a.ndim) if hasattr(a, "ndim") else type(a) for a in args))
     first = 0
-    if key not in _ran:  # one task alone: a compile or cache repair happens once, here
+    # one task alone: a compile or cache repair happens once, here (numba kernels only; a
+    # Python function of numpy and kernel calls, a closure per call, has nothing to compile)
+    if hasattr(kernel, "py_func") and key not in _ran:
         call(kernel, 0, 1, *args)
         _ran.add(key)
         first = 1
