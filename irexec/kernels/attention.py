@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import blas
 from . import jit
-from .normalize import FAMILY, SMALL_CALL_SAVING, SOFTMAX_COST, _over_rows, _rows_path
+from .normalize import FAMILY, SMALL_CALL_SAVING, SOFTMAX_COST, over_rows, rows_path
 
 # queries x keys of at least this many scores per batch item go by query blocks
 BLOCKED_MIN_SCORES = 1 << 14
@@ -73,7 +73,7 @@ def attention_softmax_out(scores: np.ndarray, scale: float, causal: bool, out_dt
     the numpy path should run. scores (..., L, S) float32/float64."""
     f32 = np.dtype(out_dtype) == np.float32
     length = max(1, scores.shape[-2])
-    return _over_rows(
+    return over_rows(
         "attention_softmax_rows", scores, out_dtype, SOFTMAX_COST, float(scale), bool(causal), length, 0, f32
     )
 
@@ -82,7 +82,7 @@ def attention_masked_softmax_out(scores: np.ndarray, scale: float, mask: np.ndar
     """softmax(scores * scale with the attention mask) over the last axis by one kernel pass, or
     None when the numpy path should run. scores (..., L, S) float32/float64; mask boolean (keeps
     where true) or float (added), broadcasting against scores."""
-    if scores.ndim < 2 or np.dtype(out_dtype) not in (np.float32, np.float64) or not _rows_path(scores):
+    if scores.ndim < 2 or np.dtype(out_dtype) not in (np.float32, np.float64) or not rows_path(scores):
         return None
     m = mask_rows(mask, scores.shape[:-2], *scores.shape[-2:])
     if m is None:

@@ -31,7 +31,7 @@ NORMALIZE_COST = 3.0
 SMALL_CALL_SAVING = 30e-6
 
 
-def _rows_path(x: np.ndarray) -> bool:
+def rows_path(x: np.ndarray) -> bool:
     """Whether rows of x's last axis go to the kernels (loaded, or loading them pays)."""
     return (
         x.ndim >= 1
@@ -41,10 +41,10 @@ def _rows_path(x: np.ndarray) -> bool:
     )
 
 
-def _over_rows(kernel_name: str, x: np.ndarray, out_dtype, cost: float, *args) -> np.ndarray | None:
+def over_rows(kernel_name: str, x: np.ndarray, out_dtype, cost: float, *args) -> np.ndarray | None:
     """kernel(t_lo, t_hi, rows, out, *args) over the rows of x's last axis into `out_dtype`
     (float32/float64), or None when the numpy path should run."""
-    if not _rows_path(x) or np.dtype(out_dtype) not in (np.float32, np.float64):
+    if not rows_path(x) or np.dtype(out_dtype) not in (np.float32, np.float64):
         return None
     from . import normalize_loops as k
 
@@ -59,17 +59,17 @@ def softmax_out(x: np.ndarray, axis: int, log: bool, out_dtype) -> np.ndarray | 
     None when the numpy path should run."""
     if x.ndim == 0 or axis not in (-1, x.ndim - 1):
         return None
-    return _over_rows("softmax_rows", x, out_dtype, SOFTMAX_COST, log)
+    return over_rows("softmax_rows", x, out_dtype, SOFTMAX_COST, log)
 
 
 def normalize_last_out(x: np.ndarray, eps: float, inside: bool, normalize_variance: bool, out_dtype):
     """MVN over the last axis by the kernels, or None when the numpy path should run."""
-    return _over_rows("normalize_rows", x, out_dtype, NORMALIZE_COST, float(eps), inside, normalize_variance)
+    return over_rows("normalize_rows", x, out_dtype, NORMALIZE_COST, float(eps), inside, normalize_variance)
 
 
 def group_norm_out(x: np.ndarray, groups: int, eps: float, scale: np.ndarray, bias: np.ndarray, out_dtype):
     """GroupNormalization of x (N, C, ...) by the kernels, or None when the numpy path should run."""
-    if not _rows_path(x) or np.dtype(out_dtype) not in (np.float32, np.float64):
+    if not rows_path(x) or np.dtype(out_dtype) not in (np.float32, np.float64):
         return None
     from . import normalize_loops as k
 
