@@ -107,3 +107,34 @@ def _window(shape, wshape, s, d, pb, pe):
         (n + b + e - dl * (k - 1) - 1) // st + 1 for n, k, st, dl, b, e in zip(shape[2:], wshape[2:], s, d, pb, pe)
     )
     return Window(tuple(wshape[2:]), tuple(s), tuple(d), tuple(zip(pb, pe)), out)
+
+
+@pytest.mark.parametrize(
+    "groups,cin,cout,k,stride,pads",
+    [
+        (4, 32, 32, 16, 1, (8, 7)),  # wav2vec2's positional convolution, scaled down
+        (1, 6, 5, 5, 2, (2, 2)),
+        (6, 6, 6, 7, 1, (3, 3)),  # depthwise
+        (3, 6, 9, 3, 3, (0, 2)),
+    ],
+)
+def test_one_dimensional_convolutions_go_as_height_one_maps(kernels, groups, cin, cout, k, stride, pads):
+    """1-D (grouped, depthwise) convolutions run as 2-D convolutions of height-1 maps (the 2-D
+    kernels and tiles): a float64 direct sum's values."""
+    x = R.standard_normal((2, cin, 41)).astype(np.float32)
+    w = R.standard_normal((groups, cout // groups, cin // groups, k)).astype(np.float32)
+    attrs = dict(strides=[stride], dilations=[1], pads_begin=[pads[0]], pads_end=[pads[1]], auto_pad="explicit")
+    if groups == 1:
+        (got,) = run_op("Convolution", "opset1", [x, w[0]], **attrs)
+    else:
+        (got,) = run_op("GroupConvolution", "opset1", [x, w], **attrs)
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), pads])
+    out = (xp.shape[2] - k) // stride + 1
+    ref = np.zeros((2, cout, out))
+    og, ig = cout // groups, cin // groups
+    for g in range(groups):
+        for t in range(k):
+            view = xp[:, g * ig : (g + 1) * ig, t : t + (out - 1) * stride + 1 : stride]
+            ref[:, g * og : (g + 1) * og] += np.einsum("ncl,oc->nol", view, w[g, :, :, t].astype(np.float64))
+    assert got.shape == ref.shape and got.dtype == np.float32
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)

@@ -750,11 +750,13 @@ def test_attention_masked_softmax_kernel_matches_the_numpy_path(kernels, dtype, 
 )
 def test_blocked_attention_matches_the_numpy_path(kernels, monkeypatch, block, dtype, lq, lk, mask_kind):
     """Long sequences go by query blocks (scores, fused softmax and weighted sum per block, the
-    keys no query of a block keeps skipped): the numpy path's numbers, NaN included."""
+    keys no query of a block keeps skipped), with the kernels and in numpy: the whole-tensor
+    numpy path's numbers, NaN included."""
     from irexec.kernels import attention as ka
 
     if block:
         monkeypatch.setattr(ka, "BLOCK_SCORES", block)
+        monkeypatch.setattr(ka, "NUMPY_BLOCK_SCORES", block // 2)
     q, k, v = (R.standard_normal(s).astype(dtype) for s in ((2, 3, lq, 8), (2, 3, lk, 8), (2, 3, lk, 5)))
     q[1, 2, 7, 0] = np.nan
     inputs = [q, k, v]
@@ -785,11 +787,18 @@ def test_blocked_attention_matches_the_numpy_path(kernels, monkeypatch, block, d
     (got,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=(), causal=causal)
     assert calls == [True]  # the blocked path ran
     config.JIT = "never"
+    numpy_calls = []
+    real_numpy = ka.attention_numpy
+    monkeypatch.setattr("irexec.ops.attention.attention_numpy", lambda *a: numpy_calls.append(1) or real_numpy(*a))
+    (got_numpy,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=(), causal=causal)
+    assert numpy_calls and real_numpy(*inputs[:3], 0.3, causal, None, dtype) is not None  # it ran
+    monkeypatch.setattr("irexec.ops.attention.attention_numpy", lambda *a: None)
     (want,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=(), causal=causal)
     config.JIT = "always"
-    assert got.dtype == want.dtype == dtype
-    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-    close(got, want.astype(np.float64), rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-6)
+    for y in (got, got_numpy):
+        assert y.dtype == want.dtype == dtype
+        np.testing.assert_array_equal(np.isnan(y), np.isnan(want))
+        close(y, want.astype(np.float64), rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -11,6 +11,10 @@ and softmax as the op's numpy path, rounded once, with the products on BLAS.
   upper triangle is skipped, half the work of a causal attention.
 - `attention_softmax_out` / `attention_masked_softmax_out`: the fused softmax of whole score
   tensors (short sequences, batch dims that broadcast).
+- `attention_numpy`: before the kernels are loaded (or without them), long sequences by the
+  same query blocks in numpy: each block's float64 scores, mask and softmax (`normalize.softmax`)
+  stay in the cache instead of whole-tensor float64 temporaries, and the keys a causal mask
+  hides are skipped as above.
 
 Results equal the numpy path's to float32 rounding (tests/test_ops_numpy.py compares them).
 """
@@ -24,7 +28,7 @@ import numpy as np
 
 from .. import blas
 from . import jit
-from .normalize import FAMILY, SMALL_CALL_SAVING, SOFTMAX_COST, over_rows, rows_path
+from .normalize import FAMILY, SMALL_CALL_SAVING, SOFTMAX_COST, over_rows, rows_path, softmax
 
 # queries x keys of at least this many scores per batch item go by query blocks
 BLOCKED_MIN_SCORES = 1 << 14
@@ -112,17 +116,13 @@ def attention(
     """softmax(q k^T * scale + mask) v by query blocks (see the module's docstring), or None when
     the whole-tensor paths should run: batch dims that differ between q, k and v (they
     broadcast), short sequences, other types, or kernels that do not pay."""
+    if not _blocked_case(q, k, v) or np.dtype(out_dtype) != q.dtype:
+        return None
     lead, (length, e) = q.shape[:-2], q.shape[-2:]
     keys, ev = k.shape[-2], v.shape[-1]
-    if q.ndim < 3 or k.shape[:-2] != lead or v.shape[:-2] != lead or length * keys < BLOCKED_MIN_SCORES:
-        return None
-    if q.dtype not in (np.float32, np.float64) or k.dtype != q.dtype or v.dtype != q.dtype or not e:
-        return None
-    if np.dtype(out_dtype) != q.dtype:
-        return None
     batch = math.prod(lead)
     nbytes = batch * length * keys * q.itemsize
-    if not batch or not jit.use(nbytes, SMALL_CALL_SAVING, FAMILY):
+    if not jit.use(nbytes, SMALL_CALL_SAVING, FAMILY):
         return None
     m = None
     if mask is not None and not causal:
@@ -158,4 +158,65 @@ def attention(
 
     with blas.one_thread():
         jit.parallel_for(task, batch * per, threads)
+    return out.reshape(lead + (length, ev))
+
+
+# float64 scores per numpy block (512 KiB)
+NUMPY_BLOCK_SCORES = 1 << 16
+
+
+def _blocked_case(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> bool:
+    """Whether the query-block paths take these shapes: batch dims equal (not broadcasting), a
+    long enough sequence, one float type."""
+    lead, length, keys = q.shape[:-2], q.shape[-2], k.shape[-2]
+    return (
+        q.ndim >= 3
+        and k.shape[:-2] == lead
+        and v.shape[:-2] == lead
+        and length * keys >= BLOCKED_MIN_SCORES
+        and q.dtype in (np.float32, np.float64)
+        and k.dtype == q.dtype
+        and v.dtype == q.dtype
+        and q.shape[-1] > 0
+        and math.prod(lead) > 0
+    )
+
+
+def attention_numpy(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, causal: bool, mask: np.ndarray | None, out_dtype
+) -> np.ndarray | None:
+    """softmax(q k^T * scale + mask) v by query blocks in numpy (see the module's docstring): the
+    whole-tensor numpy path's operations, block by block; None when the case is not that one."""
+    if not _blocked_case(q, k, v) or np.dtype(out_dtype) != q.dtype:
+        return None
+    lead, (length, e) = q.shape[:-2], q.shape[-2:]
+    keys, ev = k.shape[-2], v.shape[-1]
+    m = None
+    if mask is not None and not causal:
+        m = mask_rows(mask, lead, length, keys)
+        if m is None:
+            return None
+    batch = math.prod(lead)
+    rows = max(16, NUMPY_BLOCK_SCORES // keys)
+    q3, k3, v3 = q.reshape(batch, length, e), k.reshape(batch, keys, e), v.reshape(batch, keys, ev)
+    out = np.empty((batch, length, ev), q.dtype)
+    for b in range(batch):
+        for q0 in range(0, length, rows):
+            q1 = min(length, q0 + rows)
+            index = None if m is None else m.index[b * length + q0 : b * length + q1]
+            used = keys
+            if causal:
+                used = min(keys, q1)
+            elif m is not None and m.last is not None:
+                used = int(m.last[index].max()) or keys
+            scores = blas.matmul(q3[b, q0:q1], k3[b, :used].T).astype(np.float64)
+            scores *= scale
+            if causal:
+                hidden = np.arange(used)[None, :] > np.arange(q0, q1)[:, None]
+                scores[hidden] = -np.inf
+            elif m is not None:
+                block = m.rows[index][:, :used]
+                scores = np.where(block, scores, -np.inf) if m.select else scores + block
+            p = softmax(scores, -1, out_dtype=q.dtype)
+            blas.matmul(p, v3[b, :used], out=out[b, q0:q1])
     return out.reshape(lead + (length, ev))

@@ -150,8 +150,17 @@ def _numpy_columns(xp: np.ndarray, win: Window) -> np.ndarray:
     return cols.reshape(n, c * kk, m)
 
 
+def _as_2d(win: Window) -> Window:
+    """A 1-D window as the 2-D window of a height-1 map: the 2-D kernels and tiles take it."""
+    return Window((1, *win.kernel), (1, *win.strides), (1, *win.dilations), ((0, 0), *win.pads), (1, *win.out))
+
+
 def convolution(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndarray:
     """x (N, C, *sp) convolved with the filters w (Cout, C/groups, *k): (N, Cout, *out)."""
+    if x.ndim == 3 and len(win.kernel) == 1 and not win.pointwise and x.dtype in (np.float32, np.float64):
+        # 1-D as a height-1 2-D map (wav2vec2's positional convolution: 128 taps, 16 groups)
+        y = convolution(x[:, :, None], w[:, :, None], _as_2d(win), groups)
+        return y.reshape(y.shape[0], y.shape[1], y.shape[3])
     if groups == 1 and x.ndim >= 3 and x.dtype != np.float16 and win.pointwise:
         wm = w.reshape(w.shape[0], w.shape[1]).astype(x.dtype, copy=False)
         y = blas.matmul(wm, x.reshape(x.shape[0], x.shape[1], -1))
@@ -214,6 +223,9 @@ def _depthwise(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
 
 def group_convolution(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
     """x (N, C, *sp) convolved with the grouped filters w (G, Cout/G, Cin/G, *k)."""
+    if x.ndim == 3 and len(win.kernel) == 1 and not win.pointwise and x.dtype in (np.float32, np.float64):
+        y = group_convolution(x[:, :, None], w[:, :, :, None], _as_2d(win))  # as in `convolution`
+        return y.reshape(y.shape[0], y.shape[1], y.shape[3])
     g = w.shape[0]
     if w.shape[1] == 1 and w.shape[2] == 1:
         return _depthwise(x, w.reshape((g,) + w.shape[3:]), win)

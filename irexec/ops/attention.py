@@ -17,7 +17,7 @@ import numpy as np
 from .. import blas
 from ..dtypes import FLOAT_TYPES
 from ..errors import ShapeInferenceError
-from ..kernels.attention import attention, attention_masked_softmax_out, attention_softmax_out
+from ..kernels.attention import attention, attention_masked_softmax_out, attention_numpy, attention_softmax_out
 from ..kernels.normalize import softmax, softmax_out
 from ..shapes import TensorSpec, broadcast_shapes, format_shape
 from .attrs import Attr
@@ -72,6 +72,8 @@ class ScaledDotProductAttention(Op):
         mask = inputs[3] if len(inputs) > 3 else None
         if np.ndim(scale) == 0:
             y = attention(q, k, v, float(scale), self.causal, mask, q.dtype)
+            if y is None:
+                y = attention_numpy(q, k, v, float(scale), self.causal, mask, q.dtype)
             if y is not None:
                 return [finish(y, sig.outs[0])]
         raw = blas.matmul(q, np.swapaxes(k, -1, -2))
