@@ -793,15 +793,20 @@ def test_matrix_nms_batch_without_detections_against_openvino(tmp_path):
 # ---- many boxes, far apart by class (torchvision's batched NMS) ----------------------------------
 
 
+@pytest.mark.parametrize("kernels", [False, True])
 @pytest.mark.parametrize("dynamic", [False, True])
 # (-9 at threshold 0 is left out: the CPU plugin then suppresses IoU 0 too, a known departure)
 @pytest.mark.parametrize(("v", "iou"), [(9, 0.55), (9, 0.01), (5, 0.5), (5, 0.0)])
-def test_nms_many_boxes_offset_by_class_against_openvino(tmp_path, v, iou, dynamic):
+def test_nms_many_boxes_offset_by_class_against_openvino(tmp_path, monkeypatch, v, iou, dynamic, kernels):
     """Held-out SSDLite320 (tools/heldout.py): torchvision's batched NMS offsets each class's boxes
     by class * (max coordinate + 1) and runs one NonMaxSuppression over ~27000 boxes; irexec then
     took 3.4 s. The selection now looks only at boxes whose y extent meets the kept box's (the
-    rest have IoU exactly 0): the same rows as OpenVINO CPU's, with tied scores, corners given in
-    either order, and the thresholds where the window is (>= 0 strict, > 0) and is not used."""
+    rest have IoU exactly 0), in the numpy path and in the kernel (`kernels`): the same rows as
+    OpenVINO CPU's, with tied scores, corners given in either order, and the thresholds where
+    the window is (>= 0 strict, > 0) and is not used."""
+    from irexec import config
+
+    monkeypatch.setattr(config, "JIT", "always" if kernels else "never")
     r = np.random.default_rng(40 + v + int(iou * 10))
     classes, per = 6, 120
     y = r.uniform(0, 300, (classes, per)).astype(np.float32)

@@ -96,6 +96,27 @@ def _candidates(s, threshold, inclusive, top_k):
     return cand[np.argsort(keys, kind="mergesort")]
 
 
+@njit(inline="always")
+def _iou_at(y0, x0, y1, x1, ar, k, r):
+    """The IoU of kept box k and candidate r (positions in the score order), as the numpy path
+    computes it: plain min and max (a NaN coordinate makes its box's area NaN, and the IoU NaN,
+    or 0 when an area is <= 0, whichever way they treat it, as np.maximum does)."""
+    h = _pmax(_pmin(y1[k], y1[r]) - _pmax(y0[k], y0[r]), F32(0))
+    w = _pmax(_pmin(x1[k], x1[r]) - _pmax(x0[k], x0[r]), F32(0))
+    inter = h * w
+    v = inter / (ar[k] + ar[r] - inter)
+    if ar[k] <= 0 or ar[r] <= 0:
+        v = F32(0)
+    return v
+
+
+@njit(inline="always")
+def _suppresses(y0, x0, y1, x1, ar, k, r, it, loose):
+    """Whether kept box k suppresses candidate r (finite corners: no NaN IoU)."""
+    v = _iou_at(y0, x0, y1, x1, ar, k, r)
+    return v > it or (loose and v == it)
+
+
 @njit(error_model="numpy")
 def hard_nms(s, c, area, st, it, strict, max_out, kept):
     """The boxes one class keeps (in kept[:count], selection order); count, or -1 when an IoU
@@ -107,7 +128,17 @@ def hard_nms(s, c, area, st, it, strict, max_out, kept):
     values and the same choices; the loop stops at max_out kept boxes, where the numpy path has
     also compared the later candidates. Those comparisons decide nothing, unless one is NaN:
     then the numpy path runs its general loop, which selects what this loop does (it never
-    reaches those candidates either)."""
+    reaches those candidates either).
+
+    When every corner is finite and an IoU of 0 suppresses nothing (the threshold >= 0, > 0 for
+    the non-strict test), a candidate is compared only with kept boxes whose ymin may lie in
+    [its ymin - the tallest candidate's height, its ymax) (as the numpy path's `_YWindow`):
+    the kept boxes are filed in buckets of ymin as tall as the tallest candidate (more where
+    the range would need over 4 per candidate), and it looks in the buckets that range
+    covers; every other kept box has intersection exactly 0, so IoU 0. Whether a candidate is
+    suppressed does not depend on which suppressing box is found first, so the selection is
+    the same; only the work changes (torchvision's batched NMS offsets each class's boxes
+    apart: SSDlite's 26,703 boxes, 17,323 kept, took 0.64 s against every kept box)."""
     if max_out <= 0:
         return 0
     cand, keys = _passing(s, st, False)
@@ -121,6 +152,22 @@ def hard_nms(s, c, area, st, it, strict, max_out, kept):
     block = max(256, 4 * min(max_out, n))  # candidates sorted at a time: most classes need one block
     loose = not strict  # v >= it suppresses
     at = np.empty(min(n, max_out), np.int64)  # the kept boxes' positions in `order`
+    window = n > 0 and ((it >= 0) if strict else (it > 0))
+    low, high, tallest = np.inf, -np.inf, 0.0
+    for j in range(n):
+        i = cand[j]
+        if not (np.isfinite(c[i, 0]) and np.isfinite(c[i, 1]) and np.isfinite(c[i, 2]) and np.isfinite(c[i, 3])):
+            window = False
+            break
+        low = min(low, np.float64(c[i, 0]))
+        high = max(high, np.float64(c[i, 0]))
+        tallest = max(tallest, np.float64(c[i, 2]) - np.float64(c[i, 0]))
+    # in float64 with a margin: a superset of the window is harmless, a subset is not
+    tallest = tallest * 1.001 + 1e-30
+    width = max(tallest, (high - low) / (4.0 * max(n, 1))) if window else 1.0
+    buckets = int((high - low) / width) + 1 if window else 1
+    newest = np.full(buckets, -1, np.int64)  # each bucket's newest kept box (its number)
+    after = np.empty(min(n, max_out), np.int64)  # the next kept box in the same bucket
     count = 0
     filled = 0
     r = 0
@@ -137,24 +184,31 @@ def hard_nms(s, c, area, st, it, strict, max_out, kept):
                 ar[filled] = area[i]
                 filled += 1
         suppressed = False
-        for q in range(count):
-            k = at[q]
-            # plain min and max: a NaN coordinate makes its box's area NaN, and the IoU NaN
-            # (or 0 when an area is <= 0) whichever way they treat it, as np.maximum does
-            h = _pmax(_pmin(y1[k], y1[r]) - _pmax(y0[k], y0[r]), F32(0))
-            w = _pmax(_pmin(x1[k], x1[r]) - _pmax(x0[k], x0[r]), F32(0))
-            inter = h * w
-            v = inter / (ar[k] + ar[r] - inter)
-            if ar[k] <= 0 or ar[r] <= 0:
-                v = F32(0)
-            if v != v:
-                return -1
-            if v > it or (loose and v == it):
-                suppressed = True
-                break
+        if window:
+            b_lo = max(0, int((np.float64(y0[r]) - tallest - low) / width))
+            b_hi = min(buckets - 1, int((np.float64(y1[r]) - low) / width))
+            for bucket in range(b_lo, b_hi + 1):
+                q = newest[bucket]
+                while q >= 0 and not suppressed:
+                    suppressed = _suppresses(y0, x0, y1, x1, ar, at[q], r, it, loose)
+                    q = after[q]
+                if suppressed:
+                    break
+        else:
+            for q in range(count):
+                v = _iou_at(y0, x0, y1, x1, ar, at[q], r)
+                if v != v:
+                    return -1
+                if v > it or (loose and v == it):
+                    suppressed = True
+                    break
         if not suppressed:
             at[count] = r
             kept[count] = order[r]
+            if window:  # filed by its ymin
+                bucket = int((np.float64(y0[r]) - low) / width)
+                after[count] = newest[bucket]
+                newest[bucket] = count
             count += 1
         r += 1
     return count
