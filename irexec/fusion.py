@@ -4,9 +4,9 @@ matches patterns and rewrites steps; the fused steps' ops, with their numerical 
 their families in `ops/` (RMSNorm in normalization.py, ThenRelu in activation.py,
 MaxPoolValues in pool.py).
 
-A ReLU whose input only it reads (from a Convolution, GroupConvolution, MatMul or Add) is
-applied in place on that layer's fresh float32 result: the same np.maximum, one dispatch and
-one array fewer.
+A ReLU, or a Clamp with min <= max (ReLU6), whose input only it reads (from a Convolution,
+GroupConvolution, MatMul or Add) is applied in place on that layer's fresh float32 result: the
+same np.maximum or np.clip, one dispatch and one array fewer.
 
 A MaxPool-8/14 whose indices nothing reads computes its values alone (MaxPool-1's kernel).
 
@@ -168,8 +168,8 @@ def _pool_values(steps: tuple, results) -> tuple:
 
 
 def _fuse_relu(steps: tuple, results) -> tuple:
-    """Convolution, GroupConvolution, MatMul or Add (float32, one output) read only by a ReLU:
-    one step at the producer's place."""
+    """Convolution, GroupConvolution, MatMul or Add (float32, one output) read only by a ReLU or
+    a Clamp with min <= max: one step at the producer's place."""
     producer = {k: i for i, s in enumerate(steps) for k in s.outputs}
     readers: dict = {}
     for s in steps:
@@ -179,7 +179,10 @@ def _fuse_relu(steps: tuple, results) -> tuple:
         readers[key] = readers.get(key, 0) + 1
     replace, drop = {}, set()
     for r_i, r in enumerate(steps):
-        if r.op is None or r.op.TYPE != "ReLU" or r.sig is None or r.sig.outs != ("f32",):
+        if r.op is None or r.op.TYPE not in ("ReLU", "Clamp") or r.sig is None or r.sig.outs != ("f32",):
+            continue
+        bounds = (r.op.min, r.op.max) if r.op.TYPE == "Clamp" else None
+        if bounds is not None and not np.float32(bounds[0]) <= np.float32(bounds[1]):
             continue
         key = r.operands[0]
         p_i = producer.get(key)
@@ -199,7 +202,7 @@ def _fuse_relu(steps: tuple, results) -> tuple:
         release = tuple(dict.fromkeys(k for k in p.release + r.release if k != key))
         replace[p_i] = Step(
             r.layer_id,
-            ThenRelu(p.op, p.sig, r.layer_id),
+            ThenRelu(p.op, p.sig, r.layer_id, bounds),
             Sig(p.sig.ins, r.sig.outs, r.sig.static),
             p.operands,
             r.outputs,

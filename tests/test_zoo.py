@@ -204,6 +204,46 @@ def test_fused_steps_give_the_layer_by_layer_bits(name, jit_mode, monkeypatch):
             np.testing.assert_array_equal(value, layers[key], err_msg=f"{name} {key}")
 
 
+@pytest.mark.parametrize("jit_mode", ["never", "always"])
+def test_clamp_after_a_producer_is_fused_with_the_layers_bits(tmp_path, jit_mode, monkeypatch):
+    """A Clamp with min <= max (ReLU6) read alone after a convolution or a matrix product runs in
+    place on the producer's result: the layer-by-layer run's bits, NaN and -0.0 included; a
+    Clamp whose result has other readers, or with min > max, stays a layer of its own."""
+    from irexec import config
+    from irexec.ops.activation import ThenRelu
+    from tests.support.irbuild import Net
+
+    monkeypatch.setattr(config, "JIT", jit_mode)
+    n = Net("clamps")
+    x = n.param("x", "f32", (1, 4, 9, 9))
+    w = n.const(np.random.default_rng(3).standard_normal((6, 4, 3, 3)).astype(np.float32))
+    attrs = {"strides": "1,1", "dilations": "1,1", "pads_begin": "1,1", "pads_end": "1,1"}
+    conv = n.op("Convolution", [x, w], attrs, out_dims=[1, 6, 9, 9])
+    n.result(n.op("Clamp", [conv], {"min": "0", "max": "6"}, out_dims=[1, 6, 9, 9]), "relu6")
+    m2 = n.param("m", "f32", (5, 8))
+    mm = n.op("MatMul", [m2, n.const(np.full((8, 3), 0.5, np.float32))], out_dims=[5, 3])
+    n.result(n.op("Clamp", [mm], {"min": "-1", "max": "1.5"}, out_dims=[5, 3]), "clamped")
+    shared = n.op("MatMul", [m2, n.const(np.eye(8, dtype=np.float32))], out_dims=[5, 8])
+    n.result(n.op("Clamp", [shared], {"min": "0", "max": "1"}, out_dims=[5, 8]), "shared_clamped")
+    n.result(shared, "shared")
+    m = irexec.load(n.save(tmp_path / "clamps.xml"))
+    fused = [s.op for s in m._plan.run_steps if isinstance(s.op, ThenRelu)]
+    assert sorted(op.bounds for op in fused) == [(-1.0, 1.5), (0.0, 6.0)]
+    rng = np.random.default_rng(4)
+    feeds = {
+        "x": rng.standard_normal((1, 4, 9, 9)).astype(np.float32) * 4,
+        "m": rng.standard_normal((5, 8)).astype(np.float32),
+    }
+    feeds["x"][0, 1, 4, 4] = np.nan
+    feeds["m"][2, 3] = np.nan
+    got = m.infer(feeds)
+    want = m.infer(feeds, outputs="all")
+    assert np.isnan(got["relu6"]).any() and np.isnan(got["clamped"]).any()
+    for key, value in got.items():
+        np.testing.assert_array_equal(value, want[key], err_msg=key)
+    assert float(np.nanmax(got["relu6"])) <= 6.0 and float(np.nanmin(got["relu6"])) >= 0.0
+
+
 def test_detection_rule_matches_sets_and_catches_differences():
     """The "detections" rule on OpenVINO CPU's own outputs of ssd_clustered: DetectionOutput-1 and
     -8 agree as sets, rows in any order match, and a moved box, a changed score or label, or a

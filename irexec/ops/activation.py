@@ -418,9 +418,9 @@ def _cyclic(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 class ThenRelu:
-    """A fused step (`irexec/fusion.py`): a layer whose only reader is a ReLU, with the ReLU
-    applied in place on its fresh result: the same np.maximum as the ReLU layer, without its
-    dispatch and its array."""
+    """A fused step (`irexec/fusion.py`): a layer whose only reader is a ReLU, or a float Clamp
+    with min <= max (MobileNet's ReLU6), applied in place on its fresh result: the same
+    np.maximum or np.clip as the activation layer, without its dispatch and its array."""
 
     TYPE = "ReLU after"
     FOLDABLE = False
@@ -428,22 +428,25 @@ class ThenRelu:
     def kernel_families(self) -> tuple[str, ...]:
         return self.op.kernel_families()
 
-    def __init__(self, op: Op, sig: Sig, relu_layer: int):
+    def __init__(self, op: Op, sig: Sig, relu_layer: int, bounds: tuple[float, float] | None = None):
         self.op = op
         self.inner_sig = sig
         self.where = op.where
         self.layers = (relu_layer,)
+        self.bounds = bounds  # a Clamp's (min, max); None: ReLU
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         (y,) = self.op.compute(inputs, self.inner_sig)
-        zero = y.dtype.type(0)
         root = array_root(y)
         # in place when the producer's result (often a reshaped view) is its own fresh memory
-        if (
+        fresh = (
             root.flags.owndata
             and root.flags.writeable
             and y.flags.writeable
             and all(array_root(a) is not root for a in inputs)
-        ):
-            return [np.maximum(y, zero, out=y)]
-        return [np.maximum(y, zero)]
+        )
+        if self.bounds is not None:  # Clamp.compute's float path: the bounds in y's type
+            lo, hi = np.array(self.bounds).astype(y.dtype)
+            return [np.clip(y, lo, hi, out=y) if fresh else np.clip(y, lo, hi)]
+        zero = y.dtype.type(0)
+        return [np.maximum(y, zero, out=y) if fresh else np.maximum(y, zero)]
