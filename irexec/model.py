@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import config
+from . import allocator, config
 from .casting import safe_cast
 from .dtypes import STRING, SUB_BYTE_TYPES, bits, cast, from_numpy, numpy_dtype, round_bf16
 from .errors import ExecutionError, FormatError, InputError, IRExecError, LimitError, UsageError
@@ -970,6 +970,7 @@ def load(
     never cast to integers), warning once; the default refuses any other dtype (InputError)."""
     if jit not in ("lazy", "eager"):
         raise UsageError(f"jit={jit!r}: expected 'lazy' or 'eager'")
+    allocator.tune()
     model = _construct(path, limits, allow_unsupported, bin, mmap, shapes, precision, strings, convert_dtypes)
     return model.compile() if jit == "eager" else model
 
