@@ -184,3 +184,12 @@ def test_bench_paths_reports_the_path_of_each_layer(tmp_path):
     rows = json.loads(out.read_text())["paths"]
     assert {r["type"].split("-")[0] for r in rows} >= {"ReduceMean", "MatMul"}
     assert all(r["path"] for r in rows)
+
+
+def test_the_families_calibrated_are_those_with_probes():
+    """The background calibration measures only families with a real-size probe (a child
+    process started for the others would measure nothing); `calibrate` skips them too."""
+    from irexec.kernels import probes
+
+    assert set(jit.PROBED) == set(probes.PROBES)
+    assert set(probes.PROBES) < set(jit.FAMILIES)

@@ -58,8 +58,9 @@ def time_paths(run, rounds: int = ROUNDS) -> tuple[float, float, float]:
 
 def calibrate(families=None, scale: float = 1.0) -> dict:
     """Measure these families (default: every one) on their probes and record the results;
-    returns what was measured. `scale` multiplies the probes' sizes (the tool's real sizes)."""
-    families = list(jit.FAMILIES if families is None else families)
+    returns what was measured. `scale` multiplies the probes' sizes (the tool's real sizes). A
+    family without a probe (grid, embedding, nms, detectron) keeps the defaults."""
+    families = [f for f in (jit.FAMILIES if families is None else families) if f in probes.PROBES]
     measured: dict = {"families": {}}
     for family in families:
         case = probes.PROBES[family][0]

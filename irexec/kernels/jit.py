@@ -77,6 +77,9 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "nms": ("irexec.kernels.nms_loops", "irexec.kernels.nms_loops"),
     "detectron": ("irexec.kernels.detectron_loops", "irexec.kernels.detectron_loops"),
 }
+# the families `kernels/probes.py` has a real-size op for (the others keep the cost model's
+# defaults; tests/test_jit_policy.py checks the two lists agree)
+PROBED = ("reduce", "normalize", "pool", "conv", "elementwise", "quantize")
 KERNEL_MODULES: list[str] = [kernels for kernels, _ in FAMILIES.values()]
 WARM_MODULES: list[str] = [warm for _, warm in FAMILIES.values()]
 
@@ -403,7 +406,7 @@ def _calibrate_later() -> None:
         return
     with _lock:
         todo = [f for f, st in _families.items() if st == "ready" and f not in _calibration_tried]
-        todo = [f for f in todo if not costs.calibrated(f)]
+        todo = [f for f in todo if f in PROBED and not costs.calibrated(f)]
         _calibration_tried.update(todo)
         if not todo or (_calibrating is not None and _calibrating.poll() is None):
             return
