@@ -123,9 +123,11 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
         m = a.shape[-2] if a.ndim > 1 else 1
         n = b.shape[-1] if b.ndim > 1 else 1
         mkn = m * a.shape[-1] * n
+        if mkn < OPENBLAS_SERIAL_MKN:  # OpenBLAS runs it on one thread anyway
+            return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
         batch = max(math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))  # broadcast batch dims
         flops = 2.0 * batch * mkn
-        if mkn >= OPENBLAS_SERIAL_MKN and serial(flops):
+        if serial(flops):
             if config.BLAS_SPLIT_FLOPS and flops >= config.BLAS_SPLIT_FLOPS:
                 y = split(a, b, out)
                 if y is not None:

@@ -84,14 +84,17 @@ def _tiled(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     threads (the products on one BLAS thread each). None when the case is not that one or the
     kernels do not pay. (ResNet's 7x7 stem at 224x224: 7.4 MB of columns written and read
     back, 1.4 ms; by tiles 0.4 ms.)"""
-    if len(win.kernel) != 2 or x.dtype not in (np.float32, np.float64) or x.ndim != 4 or not x.size:
-        return None
-    if win.pointwise or any(b < 0 or e < 0 for b, e in win.pads) or any(o <= 0 for o in win.out):
+    if len(win.kernel) != 2 or x.ndim != 4 or x.dtype not in (np.float32, np.float64):
         return None
     n, c = x.shape[:2]
     (kh, kw), (oh, ow) = win.kernel, win.out
     ck = c * kh * kw
-    if n * ck * oh * ow * x.itemsize <= 2 * TILE_BYTES or not jit.use(x.nbytes * kh * kw, IM2COL_CALL_SAVING, FAMILY):
+    # the size first: most convolutions of small maps stop here, at the cost of a product
+    if oh is None or ow is None or n * ck * oh * ow * x.itemsize <= 2 * TILE_BYTES:
+        return None
+    if win.pointwise or any(b < 0 or e < 0 for b, e in win.pads) or oh <= 0 or ow <= 0:
+        return None
+    if not jit.use(x.nbytes * kh * kw, IM2COL_CALL_SAVING, FAMILY):
         return None
     from . import conv_loops as k
 
