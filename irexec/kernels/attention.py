@@ -38,13 +38,20 @@ BLOCK_SCORES = 1 << 17
 
 class MaskRows(NamedTuple):
     """An attention mask as the kernels take it: `rows` (mask rows, S) contiguous, `index` the
-    mask row of each score row (batch items x queries, flattened), `select` for a boolean mask,
-    and for one, `last`: per mask row, one past its last kept key (0: none kept)."""
+    mask row of each score row (batch items x queries, flattened), and `select` for a boolean
+    mask."""
 
     rows: np.ndarray
     index: np.ndarray
     select: bool
-    last: np.ndarray | None
+
+    def last(self) -> np.ndarray | None:
+        """For a boolean mask, per mask row one past its last kept key (0: none kept); None for a
+        float mask (the query-block paths' key bound)."""
+        if not self.select or not self.rows.shape[1]:
+            return None
+        n = self.rows.shape[1]
+        return np.where(self.rows.any(axis=1), n - np.argmax(self.rows[:, ::-1], axis=1), 0)
 
 
 def mask_rows(mask: np.ndarray, lead: tuple[int, ...], length: int, n: int) -> MaskRows | None:
@@ -52,7 +59,8 @@ def mask_rows(mask: np.ndarray, lead: tuple[int, ...], length: int, n: int) -> M
     None when it adds batch dims of its own or is not boolean/float."""
     if mask.dtype not in (np.bool_, np.float16, np.float32, np.float64):
         return None
-    mask = mask.reshape((1,) * max(0, 2 - mask.ndim) + mask.shape)
+    if mask.ndim < 2:
+        mask = mask.reshape((1,) * (2 - mask.ndim) + mask.shape)
     if mask.dtype == np.float16:
         mask = mask.astype(np.float32)
     if mask.ndim - 2 > len(lead):
@@ -61,15 +69,19 @@ def mask_rows(mask: np.ndarray, lead: tuple[int, ...], length: int, n: int) -> M
     # the mask's own rows (a mask broadcast over the queries keeps one row, over the keys is
     # widened to n), and each score row's
     height = mask.shape[-2]
-    rows = np.ascontiguousarray(np.broadcast_to(mask.reshape(mlead + mask.shape[-2:]), mlead + (height, n)))
+    rows = mask.reshape(mlead + mask.shape[-2:])
+    if rows.shape[-1] != n or not rows.flags.c_contiguous:
+        rows = np.ascontiguousarray(np.broadcast_to(rows, mlead + (height, n)))
     rows = rows.reshape(-1, n)
-    index = np.arange(math.prod(mlead) * height, dtype=np.int64).reshape(mlead + (height,))
-    index = np.ascontiguousarray(np.broadcast_to(index, lead + (length,))).reshape(-1)
-    select = mask.dtype == np.bool_
-    last = None
-    if select and n:
-        last = np.where(rows.any(axis=1), n - np.argmax(rows[:, ::-1], axis=1), 0)
-    return MaskRows(rows, index, select, last)
+    count = math.prod(mlead) * height
+    if count == 1:
+        index = np.zeros(math.prod(lead) * length, np.int64)
+    elif mlead == lead and height == length:
+        index = np.arange(count, dtype=np.int64)
+    else:
+        index = np.arange(count, dtype=np.int64).reshape(mlead + (height,))
+        index = np.ascontiguousarray(np.broadcast_to(index, lead + (length,))).reshape(-1)
+    return MaskRows(rows, index, mask.dtype == np.bool_)
 
 
 def attention_softmax_out(scores: np.ndarray, scale: float, causal: bool, out_dtype) -> np.ndarray | None:
@@ -124,11 +136,12 @@ def attention(
     nbytes = batch * length * keys * q.itemsize
     if not jit.use(nbytes, SMALL_CALL_SAVING, FAMILY):
         return None
-    m = None
+    m = last = None
     if mask is not None and not causal:
         m = mask_rows(mask, lead, length, keys)
         if m is None:
             return None
+        last = m.last()
     from . import normalize_loops as kl
 
     threads = jit.threads_for(nbytes, SOFTMAX_COST)
@@ -146,8 +159,8 @@ def attention(
             used = keys  # keys some query of the block keeps: past them every score is masked
             if causal:
                 used = min(keys, q1)
-            elif m is not None and m.last is not None:
-                used = int(m.last[index].max()) or keys  # no key kept: NaN rows, as the numpy path's
+            elif last is not None:
+                used = int(last[index].max()) or keys  # no key kept: NaN rows, as the numpy path's
             raw = np.matmul(q3[b, q0:q1], k3[b, :used].T)
             p = np.empty(raw.shape, q.dtype)
             if m is None:
@@ -191,11 +204,12 @@ def attention_numpy(
         return None
     lead, (length, e) = q.shape[:-2], q.shape[-2:]
     keys, ev = k.shape[-2], v.shape[-1]
-    m = None
+    m = last = None
     if mask is not None and not causal:
         m = mask_rows(mask, lead, length, keys)
         if m is None:
             return None
+        last = m.last()
     batch = math.prod(lead)
     rows = max(16, NUMPY_BLOCK_SCORES // keys)
     q3, k3, v3 = q.reshape(batch, length, e), k.reshape(batch, keys, e), v.reshape(batch, keys, ev)
@@ -207,8 +221,8 @@ def attention_numpy(
             used = keys
             if causal:
                 used = min(keys, q1)
-            elif m is not None and m.last is not None:
-                used = int(m.last[index].max()) or keys
+            elif last is not None:
+                used = int(last[index].max()) or keys
             scores = blas.matmul(q3[b, q0:q1], k3[b, :used].T).astype(np.float64)
             scores *= scale
             if causal:
