@@ -285,11 +285,18 @@ class _SplitBase(Op):
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data = inputs[0]
-        a = check_axis(self, int(np.asarray(inputs[1]).reshape(-1)[0]), data.ndim)
-        spec = TensorSpec("i64", (len(inputs[2]),), np.asarray(inputs[2])) if len(inputs) > 2 else None
-        lengths = self._lengths(data.shape[a], spec)
-        cuts = np.cumsum(lengths)[:-1]
-        return list(np.split(data, cuts, axis=a))
+        axis = int(np.asarray(inputs[1]).reshape(-1)[0])
+        given = tuple(int(v) for v in np.asarray(inputs[2]).reshape(-1)) if len(inputs) > 2 else None
+        # the parts' index tuples, remembered per shape, axis and lengths (a view each)
+        cuts = self.remembered("cuts", (data.shape, axis, given), lambda: self._cuts(data.shape, axis, given))
+        return [data[c] for c in cuts]
+
+    def _cuts(self, shape: tuple[int, ...], axis: int, given: tuple[int, ...] | None) -> list[tuple]:
+        a = check_axis(self, axis, len(shape))
+        spec = TensorSpec("i64", (len(given),), np.array(given, np.int64)) if given is not None else None
+        lengths = self._lengths(shape[a], spec)
+        ends = np.cumsum(lengths).tolist()
+        return [(slice(None),) * a + (slice(e - n, e),) for n, e in zip(lengths, ends)]
 
 
 @register
