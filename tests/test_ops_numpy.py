@@ -701,6 +701,7 @@ def test_max_pool_values_kernel_is_the_indexed_kernels_values(kernels, dtype):
     "mask_kind,mask_shape",
     [
         ("bool", (6, 9)),  # a causal-like mask: the masked tail is not computed
+        ("bool_inf", (6, 9)),  # the same, with infinite scores in rows it keeps a prefix of
         ("bool", (2, 1, 6, 9)),  # one mask per batch, broadcast over the heads
         ("bool", (9,)),  # one row for every query
         ("float", (1, 1, 6, 9)),
@@ -715,7 +716,10 @@ def test_attention_masked_softmax_kernel_matches_the_numpy_path(kernels, dtype, 
     a NaN score."""
     q, k, v = (R.standard_normal(s).astype(dtype) for s in ((2, 3, 6, 8), (2, 3, 9, 8), (2, 3, 9, 5)))
     q[1, 2, 0, 0] = np.nan
-    if mask_kind == "bool":
+    if mask_kind == "bool_inf":  # one -inf and one +inf score among the kept ones, one -inf query
+        k[0, 1, 1, 0] = -np.inf
+        q[0, 1, 4] = -np.inf
+    if mask_kind.startswith("bool"):
         mask = R.random(mask_shape) < 0.6
         if len(mask_shape) == 2:
             mask = np.tril(np.ones(mask_shape, bool), 2)

@@ -84,6 +84,20 @@ def mask_rows(mask: np.ndarray, lead: tuple[int, ...], length: int, n: int) -> M
     return MaskRows(rows, index, mask.dtype == np.bool_)
 
 
+def _bounds(m: MaskRows) -> tuple[np.ndarray, np.ndarray | None]:
+    """(prefix, last) of a mask's rows by the kernel `mask_bounds` (one pass over a boolean
+    mask); a float mask: no prefix rows (-1 each) and no key bound."""
+    from . import normalize_loops as k
+
+    count = m.rows.shape[0]
+    prefix = np.full(count, -1, np.int64)
+    if not m.select or not m.rows.shape[1]:
+        return prefix, None
+    last = np.empty(count, np.int64)
+    k.mask_bounds(m.rows, prefix, last)
+    return prefix, last
+
+
 def attention_softmax_out(scores: np.ndarray, scale: float, causal: bool, out_dtype) -> np.ndarray | None:
     """softmax(scores * scale, causal mask) over the last axis by one kernel pass, or None when
     the numpy path should run. scores (..., L, S) float32/float64."""
@@ -109,7 +123,10 @@ def attention_masked_softmax_out(scores: np.ndarray, scale: float, mask: np.ndar
     out = np.empty(flat.shape, out_dtype)
     f32 = np.dtype(out_dtype) == np.float32
     threads = jit.threads_for(scores.nbytes, SOFTMAX_COST)
-    jit.parallel_for(k.attention_masked_rows, flat.shape[0], threads, flat, m.rows, m.index, m.select, out, scale, f32)
+    prefix, _ = _bounds(m)
+    jit.parallel_for(
+        k.attention_masked_rows, flat.shape[0], threads, flat, m.rows, m.index, prefix, m.select, out, scale, f32
+    )
     return out.reshape(scores.shape)
 
 
@@ -141,7 +158,7 @@ def attention(
         m = mask_rows(mask, lead, length, keys)
         if m is None:
             return None
-        last = m.last()
+        prefix, last = _bounds(m)
     from . import normalize_loops as kl
 
     threads = jit.threads_for(nbytes, SOFTMAX_COST)
@@ -166,7 +183,7 @@ def attention(
             if m is None:
                 kl.attention_softmax_rows(0, q1 - q0, raw, p, scale, causal, length, q0, f32)
             else:
-                kl.attention_masked_rows(0, q1 - q0, raw, m.rows, index, m.select, p, scale, f32)
+                kl.attention_masked_rows(0, q1 - q0, raw, m.rows, index, prefix, m.select, p, scale, f32)
             np.matmul(p, v3[b, :used], out=out[b, q0:q1])
 
     with blas.one_thread():

@@ -225,18 +225,25 @@ def attention_softmax_rows(t_lo, t_hi, scores, out, scale, causal, length, first
 
 
 @njit(fastmath=_SUM_FM, error_model="numpy")
-def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, select, out, scale, f32):
+def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, out, scale, f32):
     """Attention's softmax over rows of raw scores q.k with an attention mask: row r's mask is
     mask[mask_row[r]]; a boolean mask (`select`) keeps score * scale where it is true (-inf elsewhere), a
     float mask is added to score * scale, in float64. The softmax is then `softmax_rows`'s (for
     a float32 result `_attention_row_f32`'s), over the row up to its last score that is not
     -inf (the masked tail of a causal mask: its exponentials are 0 and are not computed); the
-    same float64 operations as masking and softmax apart."""
+    same float64 operations as masking and softmax apart. A boolean mask row that keeps its
+    first k > 0 keys and no other (`mask_bounds`' prefix; -1 otherwise) takes, for a float32
+    result, the causal kernel's row: the raw scores up to k, without the masked copy (the same
+    operations: score * scale, then * 1.0); a row whose maximum is not finite goes the general
+    way."""
     n = scores.shape[1]
     e = np.empty(n)
     t = np.empty(n)
     for r in range(t_lo, t_hi):
         row = scores[r]
+        k = prefix[mask_row[r]]
+        if f32 and k > 0 and _attention_row_f32(row, min(k, n), scale, e, out[r]):
+            continue
         mk = mask[mask_row[r]]
         if select:
             for j in range(n):
@@ -252,6 +259,30 @@ def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, select, out, scale
         if f32 and _attention_row_f32(t, keep, 1.0, e, out[r]):
             continue
         _softmax_row(t, keep, 1.0, False, e, out[r])
+
+
+@njit(error_model="numpy")
+def mask_bounds(rows, prefix, last):
+    """Per row of a boolean mask: last[r], one past its last kept key (0: none), and prefix[r],
+    that count when the row keeps exactly its first keys (a causal mask's rows), else -1."""
+    n = rows.shape[1]
+    for r in range(rows.shape[0]):
+        row = rows[r]
+        k = 0
+        while k < n and row[k]:
+            k += 1
+        j = k
+        while j < n and not row[j]:
+            j += 1
+        if j == n:
+            prefix[r] = k
+            last[r] = k
+            continue
+        prefix[r] = -1
+        end = n
+        while end > 0 and not row[end - 1]:
+            end -= 1
+        last[r] = end
 
 
 @njit(fastmath=_SUM_FM, error_model="numpy")
@@ -394,6 +425,8 @@ def warm() -> None:
         attention_softmax_rows(0, 2, x, out, 0.5, True, 2, 0, dt == np.float32)
         rows = np.zeros(2, np.int64)
         for mask in (np.ones((1, 8), np.bool_), np.zeros((1, 8), dt)):
-            attention_masked_rows(0, 2, x, mask, rows, mask.dtype == np.bool_, out, 0.5, dt == np.float32)
+            prefix = np.full(1, -1, np.int64)
+            attention_masked_rows(0, 2, x, mask, rows, prefix, mask.dtype == np.bool_, out, 0.5, dt == np.float32)
+    mask_bounds(np.ones((1, 8), np.bool_), np.empty(1, np.int64), np.empty(1, np.int64))
     x = np.ones((2, 8), np.float32)
     rms_norm_rows(0, 2, x, np.empty_like(x), np.float32(1e-6))

@@ -69,36 +69,43 @@ class ScaledDotProductAttention(Op):
         q, k, v = (x.astype(np.float32) if x.dtype == np.float16 else x for x in inputs[:3])
         e = q.shape[-1]
         scale = inputs[4].reshape(()).astype(np.float64) if len(inputs) > 4 else 1.0 / math.sqrt(e)
-        mask = inputs[3] if len(inputs) > 3 else None
+        mask = _effective_mask(inputs[3], q) if len(inputs) > 3 else None
         if np.ndim(scale) == 0:
             y = attention(q, k, v, float(scale), self.causal, mask, q.dtype)
             if y is None:
                 y = attention_numpy(q, k, v, float(scale), self.causal, mask, q.dtype)
             if y is not None:
                 return [finish(y, sig.outs[0])]
+        return [finish(np.asarray(self._whole(q, k, v, scale, mask)), sig.outs[0])]
+
+    def _whole(self, q, k, v, scale, mask: np.ndarray | None) -> np.ndarray:
+        """The whole-tensor paths: the fused kernels on all scores at once, or numpy."""
         raw = blas.matmul(q, np.swapaxes(k, -1, -2))
-        if (len(inputs) <= 3 or self.causal) and raw.ndim >= 2 and np.ndim(scale) == 0:
-            # scale, causal mask and softmax in one kernel pass (the same float64 operations)
-            p = attention_softmax_out(raw, float(scale), self.causal, q.dtype)
+        if raw.ndim >= 2 and np.ndim(scale) == 0:
+            if mask is None or self.causal:
+                # scale, causal mask and softmax in one kernel pass (the same float64 operations)
+                p = attention_softmax_out(raw, float(scale), self.causal, q.dtype)
+            else:
+                # scale, the mask and softmax in one kernel pass (the same float64 operations)
+                p = attention_masked_softmax_out(raw, float(scale), mask, q.dtype)
             if p is not None:
-                return [finish(np.asarray(blas.matmul(p, v)), sig.outs[0])]
-        if len(inputs) > 3 and raw.ndim >= 2 and np.ndim(scale) == 0:
-            # scale, the mask and softmax in one kernel pass (the same float64 operations)
-            p = attention_masked_softmax_out(raw, float(scale), inputs[3], q.dtype)
-            if p is not None:
-                return [finish(np.asarray(blas.matmul(p, v)), sig.outs[0])]
+                return blas.matmul(p, v)
         scores = raw.astype(np.float64) * scale
         L, S = scores.shape[-2], scores.shape[-1]
         if self.causal:
             scores = np.where(np.tril(np.ones((L, S), bool)), scores, -np.inf)
-        elif len(inputs) > 3:
-            mask = inputs[3]
-            if mask.dtype == np.bool_:
-                scores = np.where(mask, scores, -np.inf)
-            else:
-                scores = scores + mask.astype(np.float64)
+        elif mask is not None:
+            scores = np.where(mask, scores, -np.inf) if mask.dtype == np.bool_ else scores + mask.astype(np.float64)
         p = softmax_out(scores, -1, False, q.dtype)
         if p is None:
             p = softmax(scores, -1, out_dtype=q.dtype)
-        out = blas.matmul(p, v)
-        return [finish(np.asarray(out), sig.outs[0])]
+        return blas.matmul(p, v)
+
+
+def _effective_mask(mask: np.ndarray, q: np.ndarray) -> np.ndarray | None:
+    """The mask, or None for a float mask of one zero that adds no batch dims: adding 0 changes
+    no softmax (-0 + 0 and x + 0 give the same differences from the maximum; wav2vec2 passes
+    one), so it runs as no mask."""
+    if mask.dtype.kind == "f" and mask.size == 1 and mask.ndim <= q.ndim and float(mask.reshape(-1)[0]) == 0.0:
+        return None
+    return mask
