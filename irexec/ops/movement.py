@@ -939,6 +939,24 @@ class _BatchSpaceBase(Op):
             out.append(v)
         return out
 
+    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
+        data = inputs[0]
+        block, begin, end = self._values(inputs)
+        if data.shape is None:
+            return [TensorSpec(data.dtype, None)]
+        if block is not None and (begin is None or end is None):  # only the batch dim is known
+            self._check(block, [0] * len(block), [0] * len(block))
+            batch = data.shape[0]
+            batch = None if batch is None else self._batch(batch, math.prod(block))
+            return [TensorSpec(data.dtype, (batch,) + (None,) * (len(data.shape) - 1))]
+        if block is None or begin is None or end is None:
+            return [TensorSpec(data.dtype, (None,) * len(data.shape))]
+        return [TensorSpec(data.dtype, self._shape(data.shape, block, begin, end))]
+
+    def _batch(self, batch: int, prod: int) -> int:
+        """The output batch from the input's and the product of the blocks."""
+        raise NotImplementedError
+
     def _check(self, block: list[int], begin: list[int], end: list[int], err=ShapeInferenceError) -> None:
         if not len(block) == len(begin) == len(end):
             raise err(
@@ -977,25 +995,12 @@ class BatchToSpace(_BatchSpaceBase):
             raise err(f"crops of the batch dim must be 0, got {begin[0]} / {end[0]}", self.where)
         return tuple(out)
 
-    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
-        data = inputs[0]
-        block, begin, end = self._values(inputs)
-        if data.shape is None:
-            return [TensorSpec(data.dtype, None)]
-        if block is not None and (begin is None or end is None):
-            self._check(block, [0] * len(block), [0] * len(block))
-            prod = math.prod(block)
-            batch = data.shape[0]
-            if batch is not None and batch % prod:
-                raise ShapeInferenceError(
-                    f"batch {batch} is not divisible by the product {prod} of block_shape", self.where
-                )
-            return [
-                TensorSpec(data.dtype, (None if batch is None else batch // prod,) + (None,) * (len(data.shape) - 1))
-            ]
-        if block is None or begin is None or end is None:
-            return [TensorSpec(data.dtype, (None,) * len(data.shape))]
-        return [TensorSpec(data.dtype, self._shape(data.shape, block, begin, end))]
+    def _batch(self, batch: int, prod: int) -> int:
+        if batch % prod:
+            raise ShapeInferenceError(
+                f"batch {batch} is not divisible by the product {prod} of block_shape", self.where
+            )
+        return batch // prod
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
@@ -1040,22 +1045,8 @@ class SpaceToBatch(_BatchSpaceBase):
         out[0] = None if out[0] is None else out[0] * math.prod(block)
         return tuple(out)
 
-    def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
-        data = inputs[0]
-        block, begin, end = self._values(inputs)
-        if data.shape is None:
-            return [TensorSpec(data.dtype, None)]
-        if block is not None and (begin is None or end is None):
-            self._check(block, [0] * len(block), [0] * len(block))
-            batch = data.shape[0]
-            return [
-                TensorSpec(
-                    data.dtype, (None if batch is None else batch * math.prod(block),) + (None,) * (len(data.shape) - 1)
-                )
-            ]
-        if block is None or begin is None or end is None:
-            return [TensorSpec(data.dtype, (None,) * len(data.shape))]
-        return [TensorSpec(data.dtype, self._shape(data.shape, block, begin, end))]
+    def _batch(self, batch: int, prod: int) -> int:
+        return batch * prod
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
