@@ -139,6 +139,23 @@ def _block_rows(batch: int, length: int, keys: int, threads: int) -> int:
     return rows
 
 
+def _flat_batch(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """(batch items, q, k, v with their batch dims merged into one)."""
+    batch = math.prod(q.shape[:-2])
+    return batch, q.reshape(batch, *q.shape[-2:]), k.reshape(batch, *k.shape[-2:]), v.reshape(batch, *v.shape[-2:])
+
+
+def _keys_used(keys: int, q1: int, causal: bool, last: np.ndarray | None, index: np.ndarray | None) -> int:
+    """The keys some query of a block (its queries up to q1, their mask rows `index`) keeps:
+    past them every score is masked, so they are not computed. A block whose mask keeps no key
+    takes them all (NaN rows, as the whole-tensor path gives)."""
+    if causal:
+        return min(keys, q1)
+    if last is not None:
+        return int(last[index].max()) or keys
+    return keys
+
+
 def attention(
     q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, causal: bool, mask: np.ndarray | None, out_dtype
 ) -> np.ndarray | None:
@@ -147,10 +164,8 @@ def attention(
     broadcast), short sequences, other types, or kernels that do not pay."""
     if not _blocked_case(q, k, v) or np.dtype(out_dtype) != q.dtype:
         return None
-    lead, (length, e) = q.shape[:-2], q.shape[-2:]
-    keys, ev = k.shape[-2], v.shape[-1]
-    batch = math.prod(lead)
-    nbytes = batch * length * keys * q.itemsize
+    lead, length, keys, ev = q.shape[:-2], q.shape[-2], k.shape[-2], v.shape[-1]
+    nbytes = math.prod(lead) * length * keys * q.itemsize
     if not jit.use(nbytes, SMALL_CALL_SAVING, FAMILY):
         return None
     m = last = None
@@ -161,10 +176,10 @@ def attention(
         prefix, last = _bounds(m)
     from . import normalize_loops as kl
 
+    batch, q3, k3, v3 = _flat_batch(q, k, v)
     threads = jit.threads_for(nbytes, SOFTMAX_COST)
     rows = _block_rows(batch, length, keys, threads)
     per = math.ceil(length / rows)
-    q3, k3, v3 = q.reshape(batch, length, e), k.reshape(batch, keys, e), v.reshape(batch, keys, ev)
     out = np.empty((batch, length, ev), q.dtype)
     f32 = q.dtype == np.float32
 
@@ -173,11 +188,7 @@ def attention(
             b, blk = divmod(t, per)
             q0, q1 = blk * rows, min(length, (blk + 1) * rows)
             index = None if m is None else m.index[b * length + q0 : b * length + q1]
-            used = keys  # keys some query of the block keeps: past them every score is masked
-            if causal:
-                used = min(keys, q1)
-            elif last is not None:
-                used = int(last[index].max()) or keys  # no key kept: NaN rows, as the numpy path's
+            used = _keys_used(keys, q1, causal, last, index)
             raw = np.matmul(q3[b, q0:q1], k3[b, :used].T)
             p = np.empty(raw.shape, q.dtype)
             if m is None:
@@ -219,27 +230,21 @@ def attention_numpy(
     whole-tensor numpy path's operations, block by block; None when the case is not that one."""
     if not _blocked_case(q, k, v) or np.dtype(out_dtype) != q.dtype:
         return None
-    lead, (length, e) = q.shape[:-2], q.shape[-2:]
-    keys, ev = k.shape[-2], v.shape[-1]
+    lead, length, keys, ev = q.shape[:-2], q.shape[-2], k.shape[-2], v.shape[-1]
     m = last = None
     if mask is not None and not causal:
         m = mask_rows(mask, lead, length, keys)
         if m is None:
             return None
         last = m.last()
-    batch = math.prod(lead)
+    batch, q3, k3, v3 = _flat_batch(q, k, v)
     rows = max(16, NUMPY_BLOCK_SCORES // keys)
-    q3, k3, v3 = q.reshape(batch, length, e), k.reshape(batch, keys, e), v.reshape(batch, keys, ev)
     out = np.empty((batch, length, ev), q.dtype)
     for b in range(batch):
         for q0 in range(0, length, rows):
             q1 = min(length, q0 + rows)
             index = None if m is None else m.index[b * length + q0 : b * length + q1]
-            used = keys
-            if causal:
-                used = min(keys, q1)
-            elif last is not None:
-                used = int(last[index].max()) or keys
+            used = _keys_used(keys, q1, causal, last, index)
             scores = blas.matmul(q3[b, q0:q1], k3[b, :used].T).astype(np.float64)
             scores *= scale
             if causal:
