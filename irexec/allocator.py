@@ -8,7 +8,7 @@ each time such a block is freed. So whether a model's 1-4 MB intermediates come 
 depends on what the process happened to free before: after loading the kernels EfficientNet-B0
 uses (`jit="eager"`), its inference at 224x224 took 5.4 ms against 3.8 ms when they had loaded
 lazily; fixing the threshold made both 3.8-3.9 ms (`MALLOC_MMAP_THRESHOLD_` set, the same
-process otherwise; the zoo benchmark's eager column showed it on every image model).
+process otherwise; the zoo benchmark's kernels-loaded irexec times on the image models showed it).
 
 At the first model load irexec sets, once per process, the mmap threshold to 32 MiB (glibc's own
 ceiling for its dynamic rule) and the trim threshold to 64 MiB (twice that, as the dynamic rule

@@ -12,7 +12,7 @@ IREXEC_THREAD_MIN_BYTES  work below this many bytes runs on the calling thread o
 IREXEC_BLAS_SERIAL_FLOPS  matrix products below this many flops run on one OpenBLAS thread
                        (default 2e9; 0 = never cap; see irexec/blas.py for the measurements).
 IREXEC_BLAS_SPLIT_FLOPS  products of at least this many flops (and below the serial cap) are
-                       split into row or column blocks on the kernel threads, each block on one
+                       split into row, column or batch blocks on the kernel threads, each on one
                        OpenBLAS thread (default 5e7, about 0.5 ms on one core; 0 = never split).
 IREXEC_MALLOC_TUNING   1 (default): at the first model load, glibc's malloc keeps freed blocks
                        below 32 MiB in its heap for the next arrays (irexec/allocator.py); 0:

@@ -434,6 +434,8 @@ class ThenRelu:
         self.where = op.where
         self.layers = (relu_layer,)
         self.bounds = bounds  # a Clamp's (min, max); None: ReLU
+        # Clamp.compute's float path: the bounds in the result's type (fused on float32 only)
+        self.lo_hi = None if bounds is None else tuple(np.array(bounds).astype(np.float32))
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         (y,) = self.op.compute(inputs, self.inner_sig)
@@ -445,8 +447,8 @@ class ThenRelu:
             and y.flags.writeable
             and all(array_root(a) is not root for a in inputs)
         )
-        if self.bounds is not None:  # Clamp.compute's float path: the bounds in y's type
-            lo, hi = np.array(self.bounds).astype(y.dtype)
+        if self.lo_hi is not None:
+            lo, hi = self.lo_hi
             return [np.clip(y, lo, hi, out=y) if fresh else np.clip(y, lo, hi)]
         zero = y.dtype.type(0)
         return [np.maximum(y, zero, out=y) if fresh else np.maximum(y, zero)]
