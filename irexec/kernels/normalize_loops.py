@@ -127,8 +127,9 @@ def _scaled_exp_neg(src, scale, m, dst):
     """dst[j] = exp(src[j] * scale - m) in float64 by `exp_neg`'s degree 9 (m >= every
     src[j] * scale; a function of its own: the caller's reassoc would reorder exp's argument
     reduction). Its one caller rounds each probability to float32 (half an ulp: 6e-8), where
-    the 1e-11 leaves one value in about 10^4 one ulp away from the exactly rounded one; the
-    float32 product with v that follows errs by far more. Attention's softmax over (81, 1599)
+    the 1e-11 leaves a value one ulp away from the exactly rounded one about once in 10^5
+    (measured: 14 of 2 million uniform on [-20, 0]); the float32 product with v that follows
+    errs by far more. Attention's softmax over (81, 1599)
     float32 scores (wav2vec2's blocks) went from 142 to 116 us against degree 11."""
     for j in range(src.size):
         dst[j] = exp_neg(np.float64(src[j]) * scale - m, True)
