@@ -203,53 +203,73 @@ def _store(out, o, v, epi, count):
 
 
 @nb.njit(fastmath=_FM, inline="always")
-def _rows_out(xb, c0, c1, out, o0, code, init, epi, count):
-    """out[o0 + c] = finish(fold of the whole row xb[c]) for c in c0..c1: the short rows of a
-    trailing-axes reduction, one register accumulator per row and the step's branch outside the
-    rows (an accumulator array and a branch per row cost a third of the speed on rows of 64)."""
+def _fold2(y, z, code, init):
+    """`_fold` of two equal-length rows from `init`, in one loop: two independent streams
+    (rows of 4096 float32 summed in float64 one after another read 15.5 GB/s on one thread,
+    two at a time 17.8, as fast as one long row; measured)."""
+    s = init
+    t = init
+    n = y.size
     if code == ADD:
-        for c in range(c0, c1):
-            y = xb[c]
-            s = init
-            for i in range(y.size):
-                s += widen(y[i])
-            _store(out, o0 + c, s, epi, count)
+        for i in range(n):
+            s += widen(y[i])
+            t += widen(z[i])
     elif code == ADD_ABS:
-        for c in range(c0, c1):
-            y = xb[c]
-            s = init
-            for i in range(y.size):
-                s += abs(widen(y[i]))
-            _store(out, o0 + c, s, epi, count)
+        for i in range(n):
+            s += abs(widen(y[i]))
+            t += abs(widen(z[i]))
     elif code == ADD_SQ:
-        for c in range(c0, c1):
-            y = xb[c]
-            s = init
-            for i in range(y.size):
-                v = like(widen(y[i]), s)
-                s += v * v
-            _store(out, o0 + c, s, epi, count)
+        for i in range(n):
+            v = like(widen(y[i]), s)
+            w = like(widen(z[i]), t)
+            s += v * v
+            t += w * w
     elif code == MUL:
-        for c in range(c0, c1):
-            y = xb[c]
-            s = init
-            for i in range(y.size):
-                s *= widen(y[i])
-            _store(out, o0 + c, s, epi, count)
+        for i in range(n):
+            s *= widen(y[i])
+            t *= widen(z[i])
     elif code == MAX:
-        for c in range(c0, c1):
-            y = xb[c]
-            s = init
-            for i in range(y.size):
-                s = maximum(s, widen(y[i]))
-            _store(out, o0 + c, s, epi, count)
+        for i in range(n):
+            s = maximum(s, widen(y[i]))
+            t = maximum(t, widen(z[i]))
     else:
-        for c in range(c0, c1):
-            y = xb[c]
-            s = init
-            for i in range(y.size):
-                s = minimum(s, widen(y[i]))
-            _store(out, o0 + c, s, epi, count)
+        for i in range(n):
+            s = minimum(s, widen(y[i]))
+            t = minimum(t, widen(z[i]))
+    return s, t
+
+
+@nb.njit(fastmath=_FM, inline="always")
+def _rows_pairs(xb, c0, c1, out, o0, code, init, epi, count):
+    """out[o0 + c] = finish(fold of the whole row xb[c]) for c in c0..c1, two rows per loop
+    (`_fold2`); `code` is a constant at each call (`_rows_out`), so its branch folds away."""
+    c = c0
+    while c + 1 < c1:
+        s, t = _fold2(xb[c], xb[c + 1], code, init)
+        _store(out, o0 + c, s, epi, count)
+        _store(out, o0 + c + 1, t, epi, count)
+        c += 2
+    if c < c1:
+        _store(out, o0 + c, _fold(xb[c], code, init), epi, count)
+
+
+@nb.njit(fastmath=_FM, inline="always")
+def _rows_out(xb, c0, c1, out, o0, code, init, epi, count):
+    """out[o0 + c] = finish(fold of the whole row xb[c]) for c in c0..c1: the rows of a
+    trailing-axes reduction, register accumulators and the step's branch outside the rows (an
+    accumulator array and a branch per row cost a third of the speed on rows of 64)."""
+    if code == ADD:
+        _rows_pairs(xb, c0, c1, out, o0, ADD, init, epi, count)
+    elif code == ADD_ABS:
+        _rows_pairs(xb, c0, c1, out, o0, ADD_ABS, init, epi, count)
+    elif code == ADD_SQ:
+        _rows_pairs(xb, c0, c1, out, o0, ADD_SQ, init, epi, count)
+    elif code == MUL:
+        _rows_pairs(xb, c0, c1, out, o0, MUL, init, epi, count)
+    elif code == MAX:
+        _rows_pairs(xb, c0, c1, out, o0, MAX, init, epi, count)
+    else:
+        _rows_pairs(xb, c0, c1, out, o0, MIN, init, epi, count)
 
 
 @nb.njit(fastmath=_FM, inline="always")
