@@ -4,6 +4,7 @@ real IR files, against the numpy float64 oracle in tests/support/oracle.py. Edge
 from __future__ import annotations
 
 import itertools
+import math
 import zlib
 
 import numpy as np
@@ -496,3 +497,43 @@ def test_numpy_path_matches_kernels_on_a_large_input(monkeypatch):
             scale = sum_abs(x, axes, op, False) if op != "logsumexp" else None
             check(numpy_result, reduce_ref(x, axes, op, False, "f32"), "f32", scale)
             check(kernel_result, reduce_ref(x, axes, op, False, "f32"), "f32", scale)
+
+
+@pytest.mark.parametrize("et", ["f32", "f64"])
+@pytest.mark.parametrize(
+    "shape,axes",
+    [
+        ((6, 50, 7), (1,)),  # columns
+        ((6, 50, 7), (2,)),  # rows
+        ((6, 50, 7), (0, 2)),  # rows folded into accumulators, walking the middle axis
+        ((2, 40000), (1,)),  # few outputs, long rows: the rows split, then combined
+        ((40000, 2), (0,)),  # few outputs, long columns
+        ((2, 3, 4, 5, 6, 7), (0, 2, 4)),  # six groups: one transposed copy first
+    ],
+)
+def test_logsumexp_kernels_match_the_reference(monkeypatch, et, shape, axes):
+    """ReduceLogSumExp's exponentials by the kernels (`reduce/exp_loops.py`): within the
+    output's rounding of the float64 oracle and equal in NaN and infinities, with outputs whose
+    values hold NaN, +inf, -inf, only -inf (the shift falls back to 0), and large magnitudes
+    (the shift keeps exp finite)."""
+    rng = np.random.default_rng(seed_of(et, shape, axes))
+    x = (rng.standard_normal(shape) * 40).astype(numpy_dtype(et))
+    flat = x.reshape(-1)
+    flat[rng.integers(0, x.size, 6)] = [np.nan, np.inf, -np.inf, 900.0, -900.0, np.nan]
+    first = np.moveaxis(x, axes, range(len(axes))).reshape(-1, x.size // math.prod(x.shape[a] for a in axes))
+    assert first.shape[1] > 1
+    x_all_neg_inf = x.copy()
+    idx = np.moveaxis(np.arange(x.size).reshape(shape), axes, range(len(axes))).reshape(first.shape[0], -1)[:, 1]
+    x_all_neg_inf.reshape(-1)[idx] = -np.inf  # one output's values all -inf
+    from irexec.kernels.reduce import exp_loops
+
+    monkeypatch.setattr(config, "JIT", "always")
+    calls = []
+    for name in ("exp_sum_rows", "exp_sum_columns"):
+        real = getattr(exp_loops, name)
+        monkeypatch.setattr(exp_loops, name, lambda *a, real=real: calls.append(1) or real(*a))
+    for v in (x, x_all_neg_inf):
+        calls.clear()
+        got = reduce_array(v, axes, "logsumexp", False, et, force=True)
+        assert calls  # the kernels ran
+        check(got, reduce_ref(v, axes, "logsumexp", False, et), et)

@@ -174,10 +174,11 @@ def _fold_narrow(groups: list[list]) -> tuple[list[list], tuple[int, int] | None
 
 
 @functools.lru_cache(maxsize=1024)
-def plan_layout(shape: tuple[int, ...], axes: tuple[int, ...]):
+def plan_layout(shape: tuple[int, ...], axes: tuple[int, ...], fold: bool = True):
     """(5-D dims, narrow fold or None, transpose or None) for reducing `shape` over `axes`;
-    cached, so a model run again pays no planning."""
-    groups, narrow = _fold_narrow(merged_groups(shape, axes))
+    cached, so a model run again pays no planning. `fold=False`: no narrow fold (the
+    exponentials' pass, compute-bound, reads narrow columns as fast)."""
+    groups, narrow = _fold_narrow(merged_groups(shape, axes)) if fold else (merged_groups(shape, axes), None)
     dims = canonical_5d(groups)
     if dims is not None:
         return dims, narrow, None
@@ -264,7 +265,7 @@ def reduce_array(
     if count == 0:
         return np.full(out_shape, kind.empty(et), out_dt)
     if kind.name == "logsumexp":
-        return _logsumexp(x, axes, et).reshape(out_shape)
+        return _logsumexp(x, axes, et, force).reshape(out_shape)
     fused = None
     if et in ("f32", "f64"):
         fused = Fused(out_dt, kind.finish, count)
@@ -274,17 +275,58 @@ def reduce_array(
     return _finish(values, kind.finish, count, et).reshape(out_shape)
 
 
-def _logsumexp(x: np.ndarray, axes: tuple[int, ...], et: str) -> np.ndarray:
+def _logsumexp(x: np.ndarray, axes: tuple[int, ...], et: str, force: bool = False) -> np.ndarray:
     """log(sum(exp(x))) computed stably: shifted by the max (exact in x's own type), which is
-    finite or replaced by 0; the shifted exponentials are summed block by block in float64."""
-    m = accumulate(x, axes, _MAX, _MAX)[0].astype(np.float64)
+    finite or replaced by 0; the shifted exponentials are summed in float64, by the kernels
+    (`exp_loops`) or block by block in numpy."""
+    m = accumulate(x, axes, _MAX, _MAX, force=force)[0].astype(np.float64)
     shift = np.where(np.isfinite(m), m, 0.0)
+    sums = _exp_sums(x, axes, m, numpy_dtype(et), force)
     with np.errstate(all="ignore"):
-        acc = np.log(exp_sum(x, axes, shift)) + shift
+        acc = np.log(exp_sum(x, axes, shift) if sums is None else sums) + shift
     if numpy_dtype(et).kind == "f":
         return _finish(acc, 0, 1, et)
     with np.errstate(all="ignore"):
         return np.trunc(acc).astype(numpy_dtype(et))
+
+
+# work per byte of the exponentials' pass against a streaming read (jit.threads_for): an exp
+# per element, as softmax's (kernels/normalize.py)
+EXP_COST = 12.0
+
+
+def _exp_sums(x: np.ndarray, axes: tuple[int, ...], peak: np.ndarray, out_dtype, force: bool) -> np.ndarray | None:
+    """The float64 sums of exp(x - shift) over `axes` by the kernels (flat, kept dims in C
+    order, as `peak`, the max of each output's values: the shift where finite, else 0), or None
+    when the numpy path should run (other types, kernels that do not pay yet)."""
+    if x.dtype not in (np.float32, np.float64):
+        return None
+    if not force and not jit.use(x.nbytes, 0.0, FAMILY, small=x.size < config.SMALL_ELEMENTS):
+        return None
+    from . import exp_loops as k
+
+    work = np.ascontiguousarray(x)
+    (a, b, c, d, e), _, transpose = plan_layout(work.shape, axes, fold=False)
+    if transpose is not None:
+        work = np.ascontiguousarray(work.transpose(transpose))
+    peak = np.ascontiguousarray(peak, np.float64).reshape(-1)
+    threads = jit.threads_for(work.nbytes, EXP_COST)
+    f32 = out_dtype == np.float32  # the result's type: float32 allows the cheaper exp
+    if e > 1:
+        out = np.empty(a * c * e)
+        tasks = a * c * math.ceil(e / k.TILE)
+        jit.parallel_for(k.exp_sum_columns, tasks, threads, work.reshape(a, b, c, d, e), peak, out, k.TILE, f32)
+        return out
+    splits = 1
+    if a * c < 4 * threads and b * d >= 2 * config.SPLIT_MIN:
+        splits = max(1, min(d, 8 * threads, d * b // config.SPLIT_MIN))
+    # rows per task: every thread gets several tasks (an exponential costs more than a row's
+    # bookkeeping)
+    per = max(1, min(c, 8192, c // max(1, math.ceil(8 * threads / (a * splits)))))
+    part = np.empty((a * c, splits))
+    tasks = a * math.ceil(c / per) * splits
+    jit.parallel_for(k.exp_sum_rows, tasks, threads, work.reshape(a, b, c, d), peak, part, splits, per, f32)
+    return part[:, 0] if splits == 1 else part.sum(axis=1)
 
 
 def _merged_layout(shapes: list[tuple[int, ...]], out_shape: tuple[int, ...]):
@@ -374,3 +416,6 @@ def warm(part: int | None = None, types: tuple[str, ...] = _WARM_TYPES) -> None:
         reduce_array(np.ones((64, 64, 64), dt), (1,), "mean", False, et, force=True)
         if et in ("f32", "f64", "f16", "bf16"):
             mean_broadcast([x[:1, :1], x[:1, :1, :1]], et, force=True)
+        if et in ("f32", "f64"):  # the exponentials' pass: rows, columns, everything (split)
+            for axes in ((1,), (1, 3), (0, 1, 2, 3)):
+                reduce_array(x, axes, "logsumexp", False, et, force=True)
