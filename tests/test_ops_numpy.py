@@ -826,6 +826,32 @@ def test_attention_softmax_kernel_matches_the_numpy_path(kernels, dtype):
         close(got, want.astype(np.float64), rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-7)
 
 
+@pytest.mark.parametrize("scale", [-0.7, 0.0, 0.3])
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_float32_softmax_against_float64(kernels, scale, causal):
+    """The float32 attention softmax (float32 exponentials, the max taken on the raw scores and
+    scaled once, the minimum for a negative scale) against the float64 softmax, with large score
+    magnitudes and a zero scale (every score equal). Each probability p = exp(a) / sum, a the
+    score minus the max, is within 3 float32 ulps plus the rounding of a to float32 (relative
+    |a| 2^-24: 40 ulps of a probability near e^-80, 2e-8 at most in absolute terms); below
+    e^-87 of the max a probability is 0 (an absolute error under 1.7e-38)."""
+    from irexec.kernels import normalize_loops as kl
+
+    rows = (R.standard_normal((40, 300)) * 60).astype(np.float32)
+    length = rows.shape[0]
+    out = np.empty_like(rows)
+    kl.attention_softmax_rows(0, length, rows, out, scale, causal, length, 0, True)
+    s = rows.astype(np.float64) * scale
+    if causal:  # row r is query r: it keeps keys up to r
+        s[np.arange(300)[None, :] > np.arange(length)[:, None]] = -np.inf
+    want = softmax64(s, -1)
+    arg = s - s.max(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        rounding = np.where(np.isfinite(arg), np.abs(arg), 0.0) * 2.0**-24 * want
+    ulp = np.spacing(want.astype(np.float32)).astype(np.float64)
+    assert np.all(np.abs(out.astype(np.float64) - want) <= 3 * ulp + rounding + 1.7e-38)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_depthwise_convolution_kernel_is_bit_identical_to_the_numpy_path(kernels, dtype):
     """The kernel accumulates tap by tap in the data's type, as the shifted-view loop does:

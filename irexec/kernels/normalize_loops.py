@@ -21,7 +21,7 @@ from numba.core import types
 from numba.core.extending import intrinsic
 
 from .jit import njit
-from .reduce.loops import maximum
+from .reduce.loops import maximum, minimum
 
 _SUM_FM = {"reassoc", "contract", "nsz", "arcp"}
 _EXACT_FM = {"contract", "nsz", "arcp"}  # no reassoc: vexp's steps must stay in order
@@ -88,28 +88,22 @@ def vexp(x):
 
 
 # exp(r) on |r| <= ln2 / 2 by its Taylor polynomial of degree 11: the remainder is below 7e-15
-# (degree 9: below (ln2/2)^10 / 10! * e^(ln2/2) = 9.8e-12)
 _X = tuple(1.0 / math.factorial(i) for i in range(12))
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
-def exp_neg(a, short=False):
+def exp_neg(a):
     """exp(a) for a <= 0 (not NaN), 0 below -700 (exp(-700) = 1e-304: every result these
     kernels round to float32 is then 0 anyway), so 2^k is always a normal number: normalize_loops'
     vexp without its overflow and underflow fix-ups, and one term less (7e-15 against 2 ulps):
-    sigmoid and swish went from 1.5-1.7 to 1.1 ms on 1.2 M elements (CPU time, one thread).
-    `short` (a constant at the call site, folded away): degree 9, within 1e-11, for values that
-    are rounded to float32 and only then combined (attention's probabilities, below)."""
+    sigmoid and swish went from 1.5-1.7 to 1.1 ms on 1.2 M elements (CPU time, one thread)."""
     ac = max(a, -700.0)
     kb = ac * _LOG2E + _SHIFT  # round to nearest integer k, in the low bits
     k = kb - _SHIFT
     r = (ac - k * _LN2_HI) - k * _LN2_LO
-    if short:
-        p = _X[9] * r + _X[8]
-    else:
-        p = _X[11] * r + _X[10]
-        p = p * r + _X[9]
-        p = p * r + _X[8]
+    p = _X[11] * r + _X[10]
+    p = p * r + _X[9]
+    p = p * r + _X[8]
     p = p * r + _X[7]
     p = p * r + _X[6]
     p = p * r + _X[5]
@@ -122,17 +116,70 @@ def exp_neg(a, short=False):
     return 0.0 if a < -700.0 else e  # exactly 0 at -inf: x * exp(-inf) is NaN at x = -inf
 
 
+@intrinsic
+def _f32_bits(typingctx, v):
+    if v != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+
+    return types.int32(types.float32), codegen
+
+
+@intrinsic
+def _bits_f32(typingctx, v):
+    """The float32 whose bits are the low 32 bits of the integer v (numba widens int32
+    arithmetic to int64)."""
+    if not isinstance(v, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        low = builder.trunc(args[0], ir.IntType(32)) if v.bitwidth > 32 else args[0]
+        return builder.bitcast(low, ir.FloatType())
+
+    return types.float32(v), codegen
+
+
+_F = np.float32
+_LOG2E_F = _F(1.4426950408889634)
+_LN2_HI_F = _F(0.693359375)  # 9 bits: k * _LN2_HI_F is exact for |k| < 2^15
+_LN2_LO_F = _F(math.log(2.0) - 0.693359375)
+_SHIFT_F = _F(12582912.0)  # 1.5 * 2^23: the bits of k + _SHIFT_F end in the integer k
+_SHIFT_BITS_F = np.int32(np.float32(12582912.0).view(np.int32))
+_XF = tuple(_F(1.0 / math.factorial(i)) for i in range(8))
+_EXP_LOW_F = _F(-87.0)  # exp(-87) = 1.6e-38, above float32's smallest normal: 2^k stays normal
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def exp_neg_f32(a):
+    """exp(a) in float32 for a float32 a <= 0 (not NaN), 0 below -87: Cody-Waite reduction by
+    ln 2 in float32 (the high part of ln 2 has 9 bits, so k * it is exact) and a degree-7 Taylor
+    polynomial on |r| <= ln2/2 (truncation below 7e-9, a ninth of float32's ulp), 2^k built in
+    the exponent bits. Within 2 ulps of the exact value (tests/test_ops_numpy.py sweeps it);
+    eight float32 lanes per vector where `exp_neg` has four float64 ones."""
+    ac = max(a, _EXP_LOW_F)
+    kb = ac * _LOG2E_F + _SHIFT_F
+    k = kb - _SHIFT_F
+    r = (ac - k * _LN2_HI_F) - k * _LN2_LO_F
+    p = _XF[7] * r + _XF[6]
+    p = p * r + _XF[5]
+    p = p * r + _XF[4]
+    p = p * r + _XF[3]
+    p = p * r + _XF[2]
+    p = p * r + _XF[1]
+    p = p * r + _XF[0]
+    e = p * _bits_f32((_f32_bits(kb) - _SHIFT_BITS_F + 127) << 23)
+    return _F(0.0) if a < _EXP_LOW_F else e
+
+
 @njit(fastmath=_EXACT_FM)
-def _scaled_exp_neg(src, scale, m, dst):
-    """dst[j] = exp(src[j] * scale - m) in float64 by `exp_neg`'s degree 9 (m >= every
-    src[j] * scale; a function of its own: the caller's reassoc would reorder exp's argument
-    reduction). Its one caller rounds each probability to float32 (half an ulp: 6e-8), where
-    the 1e-11 leaves a value one ulp away from the exactly rounded one about once in 10^5
-    (measured: 14 of 2 million uniform on [-20, 0]); the float32 product with v that follows
-    errs by far more. Attention's softmax over (81, 1599)
-    float32 scores (wav2vec2's blocks) went from 142 to 116 us against degree 11."""
+def _scaled_exp_f32(src, scale, m, dst):
+    """dst[j] = exp(src[j] * scale - m) in float32 (m >= every src[j] * scale, finite): the
+    argument in float64, rounded once to float32, then `exp_neg_f32` (within 2 ulps; a
+    function of its own: the caller's reassoc would reorder the argument reduction)."""
     for j in range(src.size):
-        dst[j] = exp_neg(np.float64(src[j]) * scale - m, True)
+        dst[j] = exp_neg_f32(np.float32(np.float64(src[j]) * scale - m))
 
 
 @njit(fastmath=_EXACT_FM)
@@ -198,21 +245,38 @@ def softmax_rows(t_lo, t_hi, x, out, log):
 
 @njit(fastmath=_SUM_FM, error_model="numpy")
 def _attention_row_f32(row, keep, scale, e, dst):
-    """The softmax of row[:keep] * scale for a float32 result with `exp_neg` (1e-11, no
-    overflow fix-ups: the arguments are <= 0); False, nothing written, when the max is not
-    finite (NaN, or infinities: the general row)."""
-    m = -np.inf
-    for j in range(keep):
-        m = maximum(m, np.float64(row[j]) * scale)
+    """The softmax of row[:keep] * scale for a float32 result, with float32 exponentials
+    (`exp_neg_f32`, within 2 ulps, into the float32 buffer e) summed in float64 and each
+    probability rounded once from float64; False, nothing written, when the max is not finite
+    (NaN, or infinities: the general row). A probability is then within about 2.5 ulps of the
+    exact one, where the float64 exponentials had given 0.5 (a float32 result, as OpenVINO's
+    float32 softmax computes it): its exponentials cost 0.31 ns against 0.54 (wav2vec2's
+    attention, the zoo's slowest model against OpenVINO, spends most of its time here)."""
+    if keep == 0:
+        return False
+    if scale > 0.0:  # the max of the products is the product of the max (rounding is monotone)
+        top = row[0]
+        for j in range(1, keep):
+            top = maximum(top, row[j])
+        m = np.float64(top) * scale
+    elif scale < 0.0:
+        top = row[0]
+        for j in range(1, keep):
+            top = minimum(top, row[j])
+        m = np.float64(top) * scale
+    else:
+        m = -np.inf
+        for j in range(keep):
+            m = maximum(m, np.float64(row[j]) * scale)
     if not (m > -np.inf and m < np.inf):
         return False
-    _scaled_exp_neg(row[:keep], scale, m, e)
+    _scaled_exp_f32(row[:keep], scale, m, e)
     s = 0.0
     for j in range(keep):
-        s += e[j]
+        s += np.float64(e[j])
     inv = 1.0 / s
     for j in range(keep):
-        dst[j] = e[j] * inv
+        dst[j] = np.float64(e[j]) * inv
     for j in range(keep, dst.size):
         dst[j] = 0.0
     return True
@@ -224,13 +288,14 @@ def attention_softmax_rows(t_lo, t_hi, scores, out, scale, causal, length, first
     `scale` in float64, the causal mask (row r is query q = (first + r) % length; key j is kept
     when j <= q) applied as -inf, then the softmax as `softmax_rows` computes it, one
     rounding into out. The same float64 operations as scaling, masking and softmax apart; for a
-    float32 result (`f32`) with the cheaper exp of `_attention_row_f32` (SDPA (1,12,128,64):
-    the softmax was a third of its time)."""
+    float32 result (`f32`) `_attention_row_f32`'s, with float32 exponentials (SDPA
+    (1,12,128,64): the softmax was a third of its time)."""
     n = scores.shape[1]
     e = np.empty(n)
+    e32 = np.empty(n, np.float32)
     for r in range(t_lo, t_hi):
         keep = min(n, (first + r) % length + 1) if causal else n
-        if f32 and _attention_row_f32(scores[r], keep, scale, e, out[r]):
+        if f32 and _attention_row_f32(scores[r], keep, scale, e32, out[r]):
             continue
         _softmax_row(scores[r], keep, scale, False, e, out[r])
 
@@ -241,19 +306,20 @@ def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, ou
     mask[mask_row[r]]; a boolean mask (`select`) keeps score * scale where it is true (-inf elsewhere), a
     float mask is added to score * scale, in float64. The softmax is then `softmax_rows`'s (for
     a float32 result `_attention_row_f32`'s), over the row up to its last score that is not
-    -inf (the masked tail of a causal mask: its exponentials are 0 and are not computed); the
-    same float64 operations as masking and softmax apart. A boolean mask row that keeps its
+    -inf (the masked tail of a causal mask: its exponentials are 0 and are not computed); for a
+    float64 result the same float64 operations as masking and softmax apart. A boolean mask row that keeps its
     first k > 0 keys and no other (`mask_bounds`' prefix; -1 otherwise) takes, for a float32
     result, the causal kernel's row: the raw scores up to k, without the masked copy (the same
     operations: score * scale, then * 1.0); a row whose maximum is not finite goes the general
     way."""
     n = scores.shape[1]
     e = np.empty(n)
+    e32 = np.empty(n, np.float32)
     t = np.empty(n)
     for r in range(t_lo, t_hi):
         row = scores[r]
         k = prefix[mask_row[r]]
-        if f32 and k > 0 and _attention_row_f32(row, min(k, n), scale, e, out[r]):
+        if f32 and k > 0 and _attention_row_f32(row, min(k, n), scale, e32, out[r]):
             continue
         mk = mask[mask_row[r]]
         if select:
@@ -267,7 +333,7 @@ def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, ou
             keep -= 1
         if keep == 0:
             keep = n  # every score masked: the softmax of -inf everywhere, NaN as the numpy path's
-        if f32 and _attention_row_f32(t, keep, 1.0, e, out[r]):
+        if f32 and _attention_row_f32(t, keep, 1.0, e32, out[r]):
             continue
         _softmax_row(t, keep, 1.0, False, e, out[r])
 

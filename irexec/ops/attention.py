@@ -83,10 +83,11 @@ class ScaledDotProductAttention(Op):
         raw = blas.matmul(q, np.swapaxes(k, -1, -2))
         if raw.ndim >= 2 and np.ndim(scale) == 0:
             if mask is None or self.causal:
-                # scale, causal mask and softmax in one kernel pass (the same float64 operations)
+                # scale, causal mask and softmax in one kernel pass (float32 results: float32
+                # exponentials, normalize_loops._attention_row_f32)
                 p = attention_softmax_out(raw, float(scale), self.causal, q.dtype)
             else:
-                # scale, the mask and softmax in one kernel pass (the same float64 operations)
+                # scale, the mask and softmax in one kernel pass (likewise)
                 p = attention_masked_softmax_out(raw, float(scale), mask, q.dtype)
             if p is not None:
                 return blas.matmul(p, v)
