@@ -28,14 +28,16 @@ _EXACT_FM = {"contract", "nsz", "arcp"}  # no reassoc: vexp's steps must stay in
 
 
 @intrinsic
-def _f64_bits(typingctx, v):
-    if v != types.float64:
+def _float_bits(typingctx, v):
+    """The bits of a float64 (as int64) or a float32 (as int32)."""
+    if v not in (types.float64, types.float32):
         return None
+    width = v.bitwidth
 
     def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
+        return builder.bitcast(args[0], ir.IntType(width))
 
-    return types.int64(types.float64), codegen
+    return (types.int64 if width == 64 else types.int32)(v), codegen
 
 
 @intrinsic
@@ -83,7 +85,7 @@ def vexp(x):
     small = k < -1000.0
     off = -60.0 if big else (60.0 if small else 0.0)
     fix = _TWO60 if big else (_TWO_M60 if small else 1.0)
-    scale = _bits_f64(((_f64_bits(k + off + _SHIFT) - _SHIFT_BITS) + 1023) << 52)
+    scale = _bits_f64(((_float_bits(k + off + _SHIFT) - _SHIFT_BITS) + 1023) << 52)
     return p * scale * fix
 
 
@@ -112,19 +114,8 @@ def exp_neg(a):
     p = p * r + _X[2]
     p = p * r + 1.0
     p = p * r + 1.0
-    e = p * _bits_f64((_f64_bits(kb) - _SHIFT_BITS + 1023) << 52)
+    e = p * _bits_f64((_float_bits(kb) - _SHIFT_BITS + 1023) << 52)
     return 0.0 if a < -700.0 else e  # exactly 0 at -inf: x * exp(-inf) is NaN at x = -inf
-
-
-@intrinsic
-def _f32_bits(typingctx, v):
-    if v != types.float32:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(32))
-
-    return types.int32(types.float32), codegen
 
 
 @intrinsic
@@ -169,7 +160,7 @@ def exp_neg_f32(a):
     p = p * r + _XF[2]
     p = p * r + _XF[1]
     p = p * r + _XF[0]
-    e = p * _bits_f32((_f32_bits(kb) - _SHIFT_BITS_F + 127) << 23)
+    e = p * _bits_f32((_float_bits(kb) - _SHIFT_BITS_F + 127) << 23)
     return _F(0.0) if a < _EXP_LOW_F else e
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..jit import njit
 from ..normalize_loops import exp_neg, vexp
+from .loops import row_task
 
 _SUM_FM = {"reassoc", "contract", "nsz", "arcp"}
 _EXACT_FM = {"contract", "nsz", "arcp"}
@@ -65,20 +66,11 @@ def exp_sum_rows(t_lo, t_hi, x, peak, part, splits, per, f32):
     exponentials go by blocks of BLOCK (whole short rows together, each element with its row's
     shift): a call of `_exp_store` per short row cost twice the exponentials themselves
     (measured). `f32`: the result goes to float32 (`_exp_store`'s `fast`)."""
-    a_n, b_n, c_n, d_n = x.shape
-    chunk = (d_n + splits - 1) // splits
-    c_tasks = (c_n + per - 1) // per
+    _, b_n, c_n, d_n = x.shape
     buf = np.empty(BLOCK)
     sh = np.empty(BLOCK)
-    for t in range(t_lo, t_hi):  # of a_n * c_tasks * splits tasks
-        a = t // (c_tasks * splits)
-        rem = t - a * c_tasks * splits
-        ct = rem // splits
-        s = rem - ct * splits
-        lo = s * chunk
-        hi = min(d_n, lo + chunk)
-        c0 = ct * per
-        c1 = min(c_n, c0 + per)
+    for t in range(t_lo, t_hi):  # of a_n * ceil(c_n / per) * splits tasks
+        a, s, lo, hi, c0, c1 = row_task(t, c_n, d_n, splits, per)
         acc = np.zeros(c1 - c0)
         width = hi - lo
         rows = BLOCK // width if splits == 1 else 0  # whole rows per block (contiguous)

@@ -302,6 +302,21 @@ def _rows_into_acc(xb, c0, c1, lo, hi, acc, code):
         _pairs_into_acc(xb, c0, c1, lo, hi, acc, MIN)
 
 
+@nb.njit(inline="always")
+def row_task(t, c_n, d_n, splits, per):
+    """Task t of a rows pass over (A, B, C, D) by `per` consecutive c and `splits` parts of d
+    (a_n * ceil(C / per) * splits tasks): (a, split, d range lo..hi, c range c0..c1)."""
+    chunk = (d_n + splits - 1) // splits
+    c_tasks = (c_n + per - 1) // per
+    a = t // (c_tasks * splits)
+    rem = t - a * c_tasks * splits
+    ct = rem // splits
+    s = rem - ct * splits
+    lo = s * chunk
+    c0 = ct * per
+    return a, s, lo, min(d_n, lo + chunk), c0, min(c_n, c0 + per)
+
+
 @njit(fastmath=_FM)
 def reduce_rows(t_lo, t_hi, x, splits, part, out, code, init, epi, count, per):
     """x (A, B, C, D): with one split out[a*C + c] = finish(fold over b, d); else
@@ -309,18 +324,9 @@ def reduce_rows(t_lo, t_hi, x, splits, part, out, code, init, epi, count, per):
     accumulator. A task takes `per` consecutive c and walks b outside c, so it reads memory in
     order (x[a, b] is contiguous) into `per` accumulators; with B == 1 and one split each row
     is folded in a register and stored finished."""
-    a_n, b_n, c_n, d_n = x.shape
-    chunk = (d_n + splits - 1) // splits
-    c_tasks = (c_n + per - 1) // per
-    for t in range(t_lo, t_hi):  # of a_n * c_tasks * splits tasks
-        a = t // (c_tasks * splits)
-        rem = t - a * c_tasks * splits
-        ct = rem // splits
-        s = rem - ct * splits
-        lo = s * chunk
-        hi = min(d_n, lo + chunk)
-        c0 = ct * per
-        c1 = min(c_n, c0 + per)
+    _, b_n, c_n, d_n = x.shape
+    for t in range(t_lo, t_hi):  # of a_n * ceil(c_n / per) * splits tasks
+        a, s, lo, hi, c0, c1 = row_task(t, c_n, d_n, splits, per)
         if b_n == 1 and splits == 1:
             _rows_out(x[a, 0], c0, c1, out, a * c_n, code, init, epi, count)
             continue
