@@ -53,9 +53,14 @@ def _exp_add(src, shift, acc, fast):
 
 
 @njit(fastmath=_SUM_FM, inline="always")
+def _finite(top):
+    return top > -np.inf and top < np.inf
+
+
+@njit(fastmath=_SUM_FM, inline="always")
 def _shift_of(top):
     """The shift of an output whose values' max is `top`: top where finite, else 0."""
-    return top if top > -np.inf and top < np.inf else 0.0
+    return top if _finite(top) else 0.0
 
 
 @njit(fastmath=_SUM_FM)
@@ -83,7 +88,7 @@ def exp_sum_rows(t_lo, t_hi, x, peak, part, splits, per, f32):
                     fast = f32
                     for c in range(r0, r1):
                         top = peak[a * c_n + c]
-                        fast = fast and top > -np.inf and top < np.inf
+                        fast = fast and _finite(top)
                         sh[(c - r0) * width : (c - r0 + 1) * width] = _shift_of(top)
                     _exp_store(xb[r0:r1].reshape(n), sh[:n], buf[:n], fast)
                     for c in range(r0, r1):
@@ -95,7 +100,7 @@ def exp_sum_rows(t_lo, t_hi, x, peak, part, splits, per, f32):
                 continue
             for c in range(c0, c1):
                 top = peak[a * c_n + c]
-                fast = f32 and top > -np.inf and top < np.inf
+                fast = f32 and _finite(top)
                 row = xb[c]
                 for k in range(lo, hi, BLOCK):
                     n = min(hi, k + BLOCK) - k
@@ -129,7 +134,7 @@ def exp_sum_columns(t_lo, t_hi, x, peak, out, tile, f32):
         fast = f32
         for j in range(sh.size):
             sh[j] = _shift_of(top[j])
-            fast = fast and top[j] > -np.inf and top[j] < np.inf
+            fast = fast and _finite(top[j])
         acc = out[base + lo : base + hi]
         acc[:] = 0.0
         for b in range(b_n):

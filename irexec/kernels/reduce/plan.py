@@ -91,16 +91,22 @@ class Fused:
     count: int
 
 
+def _splits(outputs: int, b: int, d: int, threads: int) -> int:
+    """Parts the reduced axis D is split into, so that few outputs still give every thread
+    tasks: 1 unless outputs are fewer than 4 per thread and the reduced sets are long (SPLIT_MIN
+    elements a part at least)."""
+    if outputs < 4 * threads and b * d >= 2 * config.SPLIT_MIN:
+        return max(1, min(d, 8 * threads, d * b // config.SPLIT_MIN))
+    return 1
+
+
 def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, fused: Fused | None):
     """One kernel pass. Returns (values, finished): finished values have the output type."""
     from . import loops as k
 
     a, b, c, d, e = dims
     threads = jit.threads_for(x.nbytes)
-    outputs = a * c * (1 if e == 1 else math.ceil(e / k.TILE))
-    splits = 1
-    if outputs < 4 * threads and b * d >= 2 * config.SPLIT_MIN:
-        splits = max(1, min(d, 8 * threads, d * b // config.SPLIT_MIN))
+    splits = _splits(a * c * (1 if e == 1 else math.ceil(e / k.TILE)), b, d, threads)
     fused = fused if splits == 1 else None
     out_dt, epi, count = (fused.dtype, fused.epilogue, fused.count) if fused else (acc_dt, 0, 1)
     init = acc_dt.type(_identity(code, acc_dt))
@@ -317,9 +323,7 @@ def _exp_sums(x: np.ndarray, axes: tuple[int, ...], peak: np.ndarray, out_dtype,
         tasks = a * c * math.ceil(e / k.TILE)
         jit.parallel_for(k.exp_sum_columns, tasks, threads, work.reshape(a, b, c, d, e), peak, out, k.TILE, f32)
         return out
-    splits = 1
-    if a * c < 4 * threads and b * d >= 2 * config.SPLIT_MIN:
-        splits = max(1, min(d, 8 * threads, d * b // config.SPLIT_MIN))
+    splits = _splits(a * c, b, d, threads)
     # rows per task: every thread gets several tasks (an exponential costs more than a row's
     # bookkeeping)
     per = max(1, min(c, 8192, c // max(1, math.ceil(8 * threads / (a * splits)))))
