@@ -826,21 +826,54 @@ def test_attention_softmax_kernel_matches_the_numpy_path(kernels, dtype):
         close(got, want.astype(np.float64), rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-7)
 
 
-@pytest.mark.parametrize("scale", [-0.7, 0.0, 0.3])
+def test_attention_mask_bounds_against_a_scan(kernels):
+    """Each boolean mask row's one-past-last kept key and, for a row that keeps exactly its
+    first keys, that count (-1 otherwise), against numpy's scan of the row: causal and padding
+    masks, rows keeping nothing or everything, a key kept past a masked one, random rows, and
+    lengths that are not whole 8-byte words (the kernel reads words)."""
+    from irexec.kernels.attention import MaskRows, _bounds
+
+    def want(rows):
+        kept = [np.flatnonzero(r) for r in rows]
+        last = np.array([k[-1] + 1 if k.size else 0 for k in kept])
+        prefix = np.array([k.size if np.array_equal(k, np.arange(k.size)) else -1 for k in kept])
+        return prefix, last
+
+    causal = np.tril(np.ones((70, 70), bool))
+    causal[5, 69] = True  # a key kept after the masked ones
+    causal[9, 2] = False  # a hole in the kept prefix
+    padding = np.ones((6, 21), bool)
+    padding[:, 13:] = False
+    padding[2, 20] = True
+    cases = [causal, padding, np.zeros((3, 16), bool), np.ones((3, 9), bool), R.random((50, 37)) > 0.5]
+    cases += [np.tril(np.ones((64, 64), bool)), R.random((8, 64)) > 0.9]
+    for rows in cases:
+        prefix, last = _bounds(MaskRows(rows, np.arange(rows.shape[0]), True))
+        want_prefix, want_last = want(rows)
+        np.testing.assert_array_equal(prefix, want_prefix, err_msg=str(rows.shape))
+        np.testing.assert_array_equal(last, want_last, err_msg=str(rows.shape))
+
+
+@pytest.mark.parametrize("scale", [-0.7, 0.0, 0.3, float(np.float32(-0.7)), float(np.float32(0.3)), 1.0])
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention_float32_softmax_against_float64(kernels, scale, causal):
     """The float32 attention softmax (float32 exponentials, the max taken on the raw scores and
     scaled once, the minimum for a negative scale) against the float64 softmax, with large score
-    magnitudes and a zero scale (every score equal). Each probability p = exp(a) / sum, a the
-    score minus the max, is within 3 float32 ulps plus the rounding of a to float32 (relative
-    |a| 2^-24: 40 ulps of a probability near e^-80, 2e-8 at most in absolute terms); below
-    e^-87 of the max a probability is 0 (an absolute error under 1.7e-38)."""
+    magnitudes and a zero scale (every score equal); scales that are float32 values take the
+    arguments by a float32 multiply-add (`attention.fma_scale`), the others in float64. Each
+    probability p = exp(a) / sum, a the score minus the max, is within 3 float32 ulps plus the
+    rounding of a to float32 (relative |a| 2^-24: 40 ulps of a probability near e^-80, 2e-8 at
+    most in absolute terms); below e^-87 of the max a probability is 0 (an absolute error under
+    1.7e-38)."""
     from irexec.kernels import normalize_loops as kl
+    from irexec.kernels.attention import fma_scale
 
     rows = (R.standard_normal((40, 300)) * 60).astype(np.float32)
     length = rows.shape[0]
     out = np.empty_like(rows)
-    kl.attention_softmax_rows(0, length, rows, out, scale, causal, length, 0, True)
+    fma = fma_scale(rows, scale)
+    assert fma == (scale != 0.0 and scale in (float(np.float32(-0.7)), float(np.float32(0.3)), 1.0))
+    kl.attention_softmax_rows(0, length, rows, out, scale, causal, length, 0, True, fma)
     s = rows.astype(np.float64) * scale
     if causal:  # row r is query r: it keeps keys up to r
         s[np.arange(300)[None, :] > np.arange(length)[:, None]] = -np.inf

@@ -22,6 +22,7 @@ Results equal the numpy path's to float32 rounding (tests/test_ops_numpy.py comp
 from __future__ import annotations
 
 import math
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -85,8 +86,9 @@ def mask_rows(mask: np.ndarray, lead: tuple[int, ...], length: int, n: int) -> M
 
 
 def _bounds(m: MaskRows) -> tuple[np.ndarray, np.ndarray | None]:
-    """(prefix, last) of a mask's rows by the kernel `mask_bounds` (one pass over a boolean
-    mask); a float mask: no prefix rows (-1 each) and no key bound."""
+    """(prefix, last) of a mask's rows by the kernel `mask_bounds` (numpy's argmin finds each
+    row's first masked key, then one pass over the rest by words); a float mask: no prefix rows
+    (-1 each) and no key bound."""
     from . import normalize_loops as k
 
     count = m.rows.shape[0]
@@ -94,8 +96,21 @@ def _bounds(m: MaskRows) -> tuple[np.ndarray, np.ndarray | None]:
     if not m.select or not m.rows.shape[1]:
         return prefix, None
     last = np.empty(count, np.int64)
-    k.mask_bounds(m.rows, prefix, last)
+    n = m.rows.shape[1]
+    padded = -(-n // 8) * 8
+    rows = m.rows.view(np.uint8)
+    if padded != n:
+        rows = np.zeros((count, padded), np.uint8)
+        rows[:, :n] = m.rows
+    k.mask_bounds(rows, rows.view(np.uint64), np.argmin(m.rows, axis=1), n, prefix, last)
     return prefix, last
+
+
+def fma_scale(scores: np.ndarray, scale: float) -> bool:
+    """Whether float32 scores take their exponentials' arguments by one fused multiply-add in
+    float32 (`normalize_loops._attention_row_f32`): the scale is a float32 value (an f32 scale
+    input, 1, 1/8), so score * scale is the same exact product as in float64."""
+    return scores.dtype == np.float32 and scale != 0.0 and float(np.float32(scale)) == scale
 
 
 def attention_softmax_out(scores: np.ndarray, scale: float, causal: bool, out_dtype) -> np.ndarray | None:
@@ -104,7 +119,16 @@ def attention_softmax_out(scores: np.ndarray, scale: float, causal: bool, out_dt
     f32 = np.dtype(out_dtype) == np.float32
     length = max(1, scores.shape[-2])
     return over_rows(
-        "attention_softmax_rows", scores, out_dtype, SOFTMAX_COST, float(scale), bool(causal), length, 0, f32
+        "attention_softmax_rows",
+        scores,
+        out_dtype,
+        SOFTMAX_COST,
+        float(scale),
+        bool(causal),
+        length,
+        0,
+        f32,
+        fma_scale(scores, scale),
     )
 
 
@@ -125,7 +149,18 @@ def attention_masked_softmax_out(scores: np.ndarray, scale: float, mask: np.ndar
     threads = jit.threads_for(scores.nbytes, SOFTMAX_COST)
     prefix, _ = _bounds(m)
     jit.parallel_for(
-        k.attention_masked_rows, flat.shape[0], threads, flat, m.rows, m.index, prefix, m.select, out, scale, f32
+        k.attention_masked_rows,
+        flat.shape[0],
+        threads,
+        flat,
+        m.rows,
+        m.index,
+        prefix,
+        m.select,
+        out,
+        scale,
+        f32,
+        fma_scale(flat, scale),
     )
     return out.reshape(scores.shape)
 
@@ -182,19 +217,29 @@ def attention(
     per = math.ceil(length / rows)
     out = np.empty((batch, length, ev), q.dtype)
     f32 = q.dtype == np.float32
+    fma = fma_scale(q, scale)
+
+    buffers: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def task(t_lo: int, t_hi: int) -> None:
+        # one pair of score buffers per thread: fresh pages for every block's scores cost more
+        # than their product (and two threads fault in turn)
+        mine = buffers.get(threading.get_ident())
+        if mine is None:
+            mine = buffers[threading.get_ident()] = (np.empty(rows * keys, q.dtype), np.empty(rows * keys, q.dtype))
+        raw_buf, p_buf = mine
         for t in range(t_lo, t_hi):
             b, blk = divmod(t, per)
             q0, q1 = blk * rows, min(length, (blk + 1) * rows)
             index = None if m is None else m.index[b * length + q0 : b * length + q1]
             used = _keys_used(keys, q1, causal, last, index)
-            raw = np.matmul(q3[b, q0:q1], k3[b, :used].T)
-            p = np.empty(raw.shape, q.dtype)
+            raw = raw_buf[: (q1 - q0) * used].reshape(q1 - q0, used)
+            np.matmul(q3[b, q0:q1], k3[b, :used].T, out=raw)
+            p = p_buf[: raw.size].reshape(raw.shape)
             if m is None:
-                kl.attention_softmax_rows(0, q1 - q0, raw, p, scale, causal, length, q0, f32)
+                kl.attention_softmax_rows(0, q1 - q0, raw, p, scale, causal, length, q0, f32, fma)
             else:
-                kl.attention_masked_rows(0, q1 - q0, raw, m.rows, index, prefix, m.select, p, scale, f32)
+                kl.attention_masked_rows(0, q1 - q0, raw, m.rows, index, prefix, m.select, p, scale, f32, fma)
             np.matmul(p, v3[b, :used], out=out[b, q0:q1])
 
     with blas.one_thread():

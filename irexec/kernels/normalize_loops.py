@@ -165,13 +165,18 @@ def exp_neg_f32(a):
     return _F(0.0) if a < _EXP_LOW_F else e
 
 
-@njit(fastmath=_EXACT_FM)
-def _scaled_exp_f32(src, scale, m, dst):
-    """dst[j] = exp(src[j] * scale - m) in float32 (m >= every src[j] * scale, finite): the
-    argument in float64, rounded once to float32, then `exp_neg_f32` (within 2 ulps; a
-    function of its own: the caller's reassoc would reorder the argument reduction)."""
-    for j in range(src.size):
-        dst[j] = exp_neg_f32(np.float32(np.float64(src[j]) * scale - m))
+@intrinsic
+def _fma_f32(typingctx, a, b, c):
+    """a * b + c with one rounding (llvm.fma: vfmadd on this CPU), float32."""
+    if not (a == b == c == types.float32):
+        return None
+
+    def codegen(context, builder, signature, args):
+        f32 = ir.FloatType()
+        fn = builder.module.declare_intrinsic("llvm.fma", [f32], ir.FunctionType(f32, [f32] * 3))
+        return builder.call(fn, args)
+
+    return types.float32(types.float32, types.float32, types.float32), codegen
 
 
 @njit(fastmath=_EXACT_FM)
@@ -236,14 +241,33 @@ def softmax_rows(t_lo, t_hi, x, out, log):
 
 
 @njit(fastmath=_SUM_FM, error_model="numpy")
-def _attention_row_f32(row, keep, scale, e, dst):
+def _softmax_row_out(row, keep, scale, log, e, dst):
+    """`_softmax_row` as a function of its own, for the kernels compiled without reassoc: its
+    sums keep their reassociated (vectorized) order, the numpy path's numbers."""
+    _softmax_row(row, keep, scale, log, e, dst)
+
+
+@njit(fastmath=_SUM_FM, error_model="numpy")
+def _sum_f64(e, keep):
+    """The float64 sum of e[:keep] (reassociated: eight lanes at a time)."""
+    s = 0.0
+    for j in range(keep):
+        s += np.float64(e[j])
+    return s
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _attention_row_f32(row, keep, scale, fma, e, dst):
     """The softmax of row[:keep] * scale for a float32 result, with float32 exponentials
     (`exp_neg_f32`, within 2 ulps, into the float32 buffer e) summed in float64 and each
     probability rounded once from float64; False, nothing written, when the max is not finite
     (NaN, or infinities: the general row). A probability is then within about 2.5 ulps of the
-    exact one, where the float64 exponentials had given 0.5 (a float32 result, as OpenVINO's
-    float32 softmax computes it): its exponentials cost 0.31 ns against 0.54 (wav2vec2's
-    attention, the zoo's slowest model against OpenVINO, spends most of its time here)."""
+    exact one, plus the rounding of its argument to float32 (a float32 result, as OpenVINO's
+    float32 softmax computes it). Each argument is score * scale - max rounded once to float32:
+    with `fma` (a float32 row and `attention.fma_scale`), by one float32 multiply-add against the max
+    rounded to float32 (every argument shifted alike by under half the max's ulp, which the
+    normalization takes out), else in float64. Inlined into kernels compiled without reassoc:
+    the exponential's reduction stays in order; the sum is `_sum_f64`'s."""
     if keep == 0:
         return False
     if scale > 0.0:  # the max of the products is the product of the max (rounding is monotone)
@@ -262,11 +286,15 @@ def _attention_row_f32(row, keep, scale, e, dst):
             m = maximum(m, np.float64(row[j]) * scale)
     if not (m > -np.inf and m < np.inf):
         return False
-    _scaled_exp_f32(row[:keep], scale, m, e)
-    s = 0.0
-    for j in range(keep):
-        s += np.float64(e[j])
-    inv = 1.0 / s
+    if fma and abs(m) < 3.0e38:  # -max in float32 (finite)
+        s32 = np.float32(scale)
+        neg = -np.float32(m)
+        for j in range(keep):
+            e[j] = exp_neg_f32(_fma_f32(np.float32(row[j]), s32, neg))
+    else:
+        for j in range(keep):
+            e[j] = exp_neg_f32(np.float32(np.float64(row[j]) * scale - m))
+    inv = 1.0 / _sum_f64(e, keep)
     for j in range(keep):
         dst[j] = np.float64(e[j]) * inv
     for j in range(keep, dst.size):
@@ -274,26 +302,53 @@ def _attention_row_f32(row, keep, scale, e, dst):
     return True
 
 
-@njit(fastmath=_SUM_FM, error_model="numpy")
-def attention_softmax_rows(t_lo, t_hi, scores, out, scale, causal, length, first, f32):
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _added_mask_row_f32(row, mk, scale, e, dst):
+    """`_attention_row_f32` of row * scale + mk (a float mask's row, added in float64) up to
+    its last score that is not -inf, without writing the sums out: each is computed again by
+    the pass that needs it (the same float64 operations). False, nothing written, when every
+    score is -inf or the max is not finite (the general row)."""
+    n = dst.size
+    keep = n
+    while keep > 0 and np.float64(row[keep - 1]) * scale + np.float64(mk[keep - 1]) == -np.inf:
+        keep -= 1
+    if keep == 0:
+        return False
+    m = -np.inf
+    for j in range(keep):
+        m = maximum(m, np.float64(row[j]) * scale + np.float64(mk[j]))
+    if not (m > -np.inf and m < np.inf):
+        return False
+    for j in range(keep):
+        e[j] = exp_neg_f32(np.float32((np.float64(row[j]) * scale + np.float64(mk[j])) - m))
+    inv = 1.0 / _sum_f64(e, keep)
+    for j in range(keep):
+        dst[j] = np.float64(e[j]) * inv
+    for j in range(keep, n):
+        dst[j] = 0.0
+    return True
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy")
+def attention_softmax_rows(t_lo, t_hi, scores, out, scale, causal, length, first, f32, fma):
     """Attention's softmax over rows of raw scores q.k (float32 or float64): each score times
     `scale` in float64, the causal mask (row r is query q = (first + r) % length; key j is kept
     when j <= q) applied as -inf, then the softmax as `softmax_rows` computes it, one
     rounding into out. The same float64 operations as scaling, masking and softmax apart; for a
-    float32 result (`f32`) `_attention_row_f32`'s, with float32 exponentials (SDPA
-    (1,12,128,64): the softmax was a third of its time)."""
+    float32 result (`f32`) `_attention_row_f32`'s, with float32 exponentials (`fma`: float32
+    scores and `attention.fma_scale`)."""
     n = scores.shape[1]
     e = np.empty(n)
     e32 = np.empty(n, np.float32)
     for r in range(t_lo, t_hi):
         keep = min(n, (first + r) % length + 1) if causal else n
-        if f32 and _attention_row_f32(scores[r], keep, scale, e32, out[r]):
+        if f32 and _attention_row_f32(scores[r], keep, scale, fma, e32, out[r]):
             continue
-        _softmax_row(scores[r], keep, scale, False, e, out[r])
+        _softmax_row_out(scores[r], keep, scale, False, e, out[r])
 
 
-@njit(fastmath=_SUM_FM, error_model="numpy")
-def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, out, scale, f32):
+@njit(fastmath=_EXACT_FM, error_model="numpy")
+def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, out, scale, f32, fma):
     """Attention's softmax over rows of raw scores q.k with an attention mask: row r's mask is
     mask[mask_row[r]]; a boolean mask (`select`) keeps score * scale where it is true (-inf elsewhere), a
     float mask is added to score * scale, in float64. The softmax is then `softmax_rows`'s (for
@@ -311,9 +366,11 @@ def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, ou
     for r in range(t_lo, t_hi):
         row = scores[r]
         k = prefix[mask_row[r]]
-        if f32 and k > 0 and _attention_row_f32(row, min(k, n), scale, e32, out[r]):
+        if f32 and k > 0 and _attention_row_f32(row, min(k, n), scale, fma, e32, out[r]):
             continue
         mk = mask[mask_row[r]]
+        if f32 and not select and _added_mask_row_f32(row, mk, scale, e32, out[r]):
+            continue
         if select:
             for j in range(n):
                 t[j] = np.float64(row[j]) * scale if mk[j] else -np.inf
@@ -325,31 +382,41 @@ def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, ou
             keep -= 1
         if keep == 0:
             keep = n  # every score masked: the softmax of -inf everywhere, NaN as the numpy path's
-        if f32 and _attention_row_f32(t, keep, 1.0, e32, out[r]):
+        if f32 and _attention_row_f32(t, keep, 1.0, False, e32, out[r]):
             continue
-        _softmax_row(t, keep, 1.0, False, e, out[r])
+        _softmax_row_out(t, keep, 1.0, False, e, out[r])
 
 
 @njit(error_model="numpy")
-def mask_bounds(rows, prefix, last):
-    """Per row of a boolean mask: last[r], one past its last kept key (0: none), and prefix[r],
-    that count when the row keeps exactly its first keys (a causal mask's rows), else -1."""
-    n = rows.shape[1]
+def mask_bounds(rows, words, first, n, prefix, last):
+    """Per row of a boolean mask (`rows`: its bytes, n a row, zero-padded to whole words;
+    `words`: the same memory as uint64; `first`: each row's first masked key, 0 when it keeps
+    every key): last[r], one past its last kept key (0: none), and prefix[r], that count when the
+    row keeps exactly its first keys (a causal mask's rows), else -1. A row is a prefix when
+    every byte from its first masked key on is zero: an OR over words, which vectorizes (a byte
+    loop does not: a 512x512 mask took 77 us by bytes, 7 by words and numpy's argmin); only
+    the other rows are scanned from the end."""
     for r in range(rows.shape[0]):
         row = rows[r]
-        k = 0
-        while k < n and row[k]:
-            k += 1
-        j = k
-        while j < n and not row[j]:
-            j += 1
-        if j == n:
-            prefix[r] = k
-            last[r] = k
+        f = first[r]
+        if row[f] != 0:  # argmin gives 0 for a row that keeps every key
+            prefix[r] = n
+            last[r] = n
+            continue
+        w0 = (f + 7) // 8
+        acc = np.uint64(0)
+        for j in range(f, min(n, w0 * 8)):
+            acc |= np.uint64(row[j])
+        wr = words[r]
+        for j in range(w0, wr.size):
+            acc |= wr[j]
+        if acc == 0:
+            prefix[r] = f
+            last[r] = f
             continue
         prefix[r] = -1
         end = n
-        while end > 0 and not row[end - 1]:
+        while end > 0 and row[end - 1] == 0:
             end -= 1
         last[r] = end
 
@@ -491,11 +558,14 @@ def warm() -> None:
         normalize_rows(0, 2, x, out, 1e-5, True, True)
         normalize_cols(0, 2, x.reshape(1, 2, 8), out.reshape(1, 2, 8), 1e-5, True, True, 4)
         group_norm_rows(0, 2, x.reshape(2, 2, 4), out.reshape(2, 2, 4), 1e-5, np.ones((2, 2)), np.zeros((2, 2)))
-        attention_softmax_rows(0, 2, x, out, 0.5, True, 2, 0, dt == np.float32)
+        attention_softmax_rows(0, 2, x, out, 0.5, True, 2, 0, dt == np.float32, dt == np.float32)
         rows = np.zeros(2, np.int64)
         for mask in (np.ones((1, 8), np.bool_), np.zeros((1, 8), dt)):
             prefix = np.full(1, -1, np.int64)
-            attention_masked_rows(0, 2, x, mask, rows, prefix, mask.dtype == np.bool_, out, 0.5, dt == np.float32)
-    mask_bounds(np.ones((1, 8), np.bool_), np.empty(1, np.int64), np.empty(1, np.int64))
+            attention_masked_rows(
+                0, 2, x, mask, rows, prefix, mask.dtype == np.bool_, out, 0.5, dt == np.float32, dt == np.float32
+            )
+    bytes_ = np.ones((1, 8), np.uint8)
+    mask_bounds(bytes_, bytes_.view(np.uint64), np.zeros(1, np.int64), 8, np.empty(1, np.int64), np.empty(1, np.int64))
     x = np.ones((2, 8), np.float32)
     rms_norm_rows(0, 2, x, np.empty_like(x), np.float32(1e-6))
