@@ -689,6 +689,27 @@ def test_select():
             assert infer_op("Select", "opset1", specs, auto_broadcast=mode)[0].shape == want
 
 
+def test_select_with_a_uniform_condition_is_np_where():
+    """A condition true or false everywhere (checked first from Select.UNIFORM_MIN elements)
+    gives the chosen operand, broadcast to the result's shape when it is smaller: the same
+    values, shape and type as np.where, with NaN and signed zeros kept; a mixed condition of
+    that size goes through np.where."""
+    from irexec.ops.elementwise import Select
+
+    rng = np.random.default_rng(SEED + 7)
+    side = int(np.sqrt(Select.UNIFORM_MIN)) + 1
+    a = rng.standard_normal((1, 3, side, side)).astype(np.float32)
+    a[0, 0, 0, :3] = [np.nan, -0.0, np.inf]
+    b = np.float32(-3.4e38)
+    for cond in (np.ones((1, 1, side, side), bool), np.zeros((1, 1, side, side), bool), rng.random((side, side)) > 0.5):
+        for then, other in ((a, b), (b, a), (a[:, :1], a)):
+            (y,) = run_op("Select", "opset1", [cond, np.asarray(then), np.asarray(other)])
+            want = np.where(cond, then, other)
+            assert y.shape == want.shape and y.dtype == want.dtype
+            np.testing.assert_array_equal(y, want)
+            np.testing.assert_array_equal(np.signbit(y), np.signbit(want))
+
+
 def test_select_none_rejects_rank_mismatch():
     with pytest.raises(irexec.ShapeInferenceError):
         run_op("Select", "opset1", [np.array(True), np.int64([1, 2]), np.int64([3, 4])], auto_broadcast="none")

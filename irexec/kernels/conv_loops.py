@@ -13,29 +13,55 @@ from ..geometry import Window2d
 from .jit import njit
 
 
+# accumulator elements per block of output rows: 8 KiB of float32, in the L1 cache with the rows
+# the taps read (the whole plane's accumulator, 50 KB at 112x112, went through L2 once per tap:
+# 3x3 over 1x32x112x112 took 0.72 ms)
+ACC_BLOCK = 2048
+
+
+@njit(error_model="numpy", inline="always")
+def _block_rows(width):
+    """Output rows per accumulator block, for rows `width` elements apart."""
+    return max(1, ACC_BLOCK // width)
+
+
+@njit(error_model="numpy", inline="always")
+def _rows_out(acc, dst, i0, i1, width):
+    """dst's rows i0..i1 from a block's accumulator, rows `width` apart (row by row through 1-D
+    views: 2-D indexing in the loop kept it from vectorizing, 2.4 us of a 112x112 plane's 9.7)."""
+    ow = dst.shape[1]
+    for i in range(i0, i1):
+        d = dst[i]
+        a = acc[(i - i0) * width :]
+        for j in range(ow):
+            d[j] = a[j]
+
+
 @njit(error_model="numpy")
 def _depthwise_unit(src, wc, dst, dh, dw, acc):
-    """One plane of depthwise2d for unit strides: each tap adds its weighted plane to rows as
-    wide as the padded input's, so one tap is one flat loop over oh * Wp elements (the last
-    kw - 1 of each row are thrown away). Per output element the same products and sums in the
-    same order; but long loops: a 56-wide row was shorter than LLVM's unrolled vector body
-    (4 x 16 lanes) and ran scalar (7x7 over 1x96x56x56: 1.9 -> 0.6 ms)."""
+    """One plane of depthwise2d for unit strides, by blocks of output rows (`ACC_BLOCK`): each
+    tap adds its weighted plane to rows as wide as the padded input's, so one tap is one flat
+    loop over a block's rows (the last kw - 1 of each row are thrown away). Per output element
+    the same products and sums in the same order; but long loops: a 56-wide row was shorter
+    than LLVM's unrolled vector body (4 x 16 lanes) and ran scalar (7x7 over 1x96x56x56: 1.9 ->
+    0.6 ms)."""
     hp, wp = src.shape
     kh, kw = wc.shape
     oh, ow = dst.shape
-    n = (oh - 1) * wp + ow  # the last row needs only its ow elements: reads stay inside the plane
     flat = src.reshape(hp * wp)
-    for m in range(n):
-        acc[m] = 0
-    for a in range(kh):
-        for b in range(kw):
-            wv = wc[a, b]
-            off = a * dh * wp + b * dw
-            for m in range(n):
-                acc[m] += flat[np.uintp(off + m)] * wv
-    for i in range(oh):
-        for j in range(ow):
-            dst[i, j] = acc[i * wp + j]
+    rows = _block_rows(wp)
+    for i0 in range(0, oh, rows):
+        i1 = min(oh, i0 + rows)
+        n = (i1 - 1 - i0) * wp + ow  # a block's last row needs only its ow elements: reads stay inside the plane
+        for m in range(n):
+            acc[m] = 0
+        for a in range(kh):
+            for b in range(kw):
+                wv = wc[a, b]
+                off = (i0 + a * dh) * wp + b * dw
+                for m in range(n):
+                    acc[m] += flat[np.uintp(off + m)] * wv
+        _rows_out(acc, dst, i0, i1, wp)
 
 
 @njit(error_model="numpy")
@@ -59,24 +85,25 @@ def _deal(src, phases, pt, pl, sh, sw):
 def _depthwise_phased(phases, wc, dst, sh, sw, dh, dw, acc):
     """One plane of depthwise2d for strides above 1 from its phase planes (`_deal`): tap (a, b)
     reads phase plane ((a dh) % sh, (b dw) % sw) from row (a dh) // sh and column (b dw) // sw,
-    so, as in `_depthwise_unit`, each tap is one flat loop over rows as wide as a phase plane
-    (a stride-2 gather ran scalar: 3x3 stride 2 over 1x48x112x112 took 0.42 ms)."""
+    so, as in `_depthwise_unit`, each tap is one flat loop over a block of rows as wide as a
+    phase plane (a stride-2 gather ran scalar: 3x3 stride 2 over 1x48x112x112 took 0.42 ms)."""
     _, _, hh, width = phases.shape
     kh, kw = wc.shape
     oh, ow = dst.shape
-    n = (oh - 1) * width + ow
-    for m in range(n):
-        acc[m] = 0
-    for a in range(kh):
-        for b in range(kw):
-            wv = wc[a, b]
-            flat = phases[(a * dh) % sh, (b * dw) % sw].reshape(hh * width)
-            off = (a * dh) // sh * width + (b * dw) // sw
-            for m in range(n):
-                acc[m] += flat[np.uintp(off + m)] * wv
-    for i in range(oh):
-        for j in range(ow):
-            dst[i, j] = acc[i * width + j]
+    rows = _block_rows(width)
+    for i0 in range(0, oh, rows):
+        i1 = min(oh, i0 + rows)
+        n = (i1 - 1 - i0) * width + ow
+        for m in range(n):
+            acc[m] = 0
+        for a in range(kh):
+            for b in range(kw):
+                wv = wc[a, b]
+                flat = phases[(a * dh) % sh, (b * dw) % sw].reshape(hh * width)
+                off = (i0 + (a * dh) // sh) * width + (b * dw) // sw
+                for m in range(n):
+                    acc[m] += flat[np.uintp(off + m)] * wv
+        _rows_out(acc, dst, i0, i1, width)
 
 
 @njit(error_model="numpy")
@@ -96,7 +123,8 @@ def depthwise2d(t_lo, t_hi, x, w, out, channels, g):
     scratch = np.zeros((hp, wp) if padded else (1, 1), x.dtype)
     width = (wp + sw - 1) // sw
     phases = np.zeros((1, 1, 1, 1) if unit else (sh, sw, (hp + sh - 1) // sh, width), x.dtype)
-    acc = np.empty(oh * (wp if unit else width), out.dtype)
+    row_width = wp if unit else width
+    acc = np.empty(min(oh, _block_rows(row_width)) * row_width, out.dtype)
     for p in range(t_lo, t_hi):
         if not unit:
             _deal(x[p], phases, pt, pl, sh, sw)

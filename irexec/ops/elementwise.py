@@ -311,6 +311,7 @@ class Select(Broadcasting):
     TYPE = "Select"
     INPUTS = (3, 3)
     TARGET = 1
+    UNIFORM_MIN = 1 << 14  # conditions of this many elements are checked for one value first
 
     def result_shape(self, shapes: list[Shape]) -> Shape:
         cond, then, other = shapes
@@ -327,6 +328,14 @@ class Select(Broadcasting):
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         self.check_run_shape(inputs, sig)
         cond, a, b = self.aligned(inputs)
+        if cond.size >= self.UNIFORM_MIN:
+            # a condition true (or false) everywhere, as an attention mask without padding: the
+            # chosen operand itself, or broadcast (a 512x512 mask over 4 heads: np.where 1.7 ms in
+            # T5's encoder, 14 us to find the mask uniform)
+            side = a if cond.all() else b if not cond.any() else None
+            if side is not None:
+                shape = np.broadcast_shapes(cond.shape, a.shape, b.shape)
+                return [side if side.shape == shape else np.broadcast_to(side, shape).copy()]
         return [np.where(cond, a, b)]
 
 
