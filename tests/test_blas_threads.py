@@ -124,3 +124,63 @@ def test_split_products_are_numpys(monkeypatch, a_shape, b_shape, out):
     if out:
         assert got is dest
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-3)
+
+
+def test_choice_learns_the_faster_way_and_follows_a_change_of_load():
+    """blas.Choice: the first calls alternate until each way has LEARN times, then the way with
+    the lower median runs and the other is probed every `every` calls, the interval doubling
+    while the probes lose; when the chosen way slows down (a busy machine) the choice moves
+    within a window's median; a way STALL times slower ends the learning at once."""
+    c = blas.Choice()
+    fast, slow = 1e-4, 3e-4
+    ways = []
+    for _ in range(2 * c.LEARN):
+        way, probe = c.pick()
+        assert not probe
+        ways.append(way)
+        c.record(way, fast if way == c.THREADED else slow, probe)
+    assert ways == [c.CAPPED, c.THREADED] * c.LEARN
+    assert c.best == c.THREADED and not c.learning()
+    runs = []
+    for _ in range(3 * c.PROBE):
+        way, probe = c.pick()
+        runs.append((way, probe))
+        c.record(way, fast if way == c.THREADED else slow, probe)
+    probes = [i for i, (way, probe) in enumerate(runs) if probe]
+    assert all(runs[i][0] == c.CAPPED for i in probes)
+    assert probes[:2] == [c.PROBE - 1, 3 * c.PROBE - 1]  # the interval doubled after a lost probe
+    assert c.every == 4 * c.PROBE
+    for _ in range(c.WINDOW // 2 + 1):  # the machine gets busy: threaded products stall
+        way, probe = c.pick()
+        assert way == c.THREADED
+        c.record(way, 100 * slow, probe)
+    assert c.best == c.CAPPED and c.every == c.PROBE
+    d = blas.Choice()
+    d.record(d.CAPPED, slow)
+    d.record(d.THREADED, 50 * slow)  # a stall while learning: learned
+    assert not d.learning() and d.best == d.CAPPED
+    assert d.stalled(d.THREADED, 50 * slow) and not d.stalled(d.CAPPED, 50 * slow)
+
+
+@needs_openblas
+@pytest.mark.parametrize(
+    "a_shape,b_shape", [((96, 16), (1, 16, 12544)), ((197, 192), (192, 576)), ((2, 64, 96), (96, 512))]
+)
+def test_measured_products_are_numpys_both_ways(monkeypatch, a_shape, b_shape):
+    """Products from config.BLAS_MEASURED_FLOPS up give numpy's values whichever way their
+    Choice runs them, and leave OpenBLAS's thread count as the process had it."""
+    monkeypatch.setattr(blas, "_choices", {})
+    monkeypatch.setattr(blas, "_stalled_until", 0.0)
+    own = blas._lookup()[1]
+    rng = np.random.default_rng(2)
+    a = rng.normal(size=a_shape).astype(np.float32)
+    b = rng.normal(size=b_shape).astype(np.float32)
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    for _ in range(2 * blas.Choice.LEARN):
+        got = blas.matmul(a, b)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-3)
+        assert got.shape == want.shape and got.dtype == np.float32
+    if own > 1:  # products are measured where OpenBLAS has threads to cap
+        (choice,) = blas._choices.values()
+        assert [len(t) for t in choice.times] == [blas.Choice.LEARN] * 2 or choice.decided
+    assert _threads() == own
