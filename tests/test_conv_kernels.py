@@ -1,7 +1,9 @@
 """The depthwise convolution kernel's unit-stride path (irexec/kernels/conv_loops.py: one flat
-loop per tap over rows as wide as the padded input) gives the numpy path's bits: 7x7 and 3x3,
-dilations, asymmetric and zero pads (applied plane by plane in the kernel), rectangular maps,
-one output column, and mixed and stride-2 strides (which take the row-by-row loop)."""
+loop per tap over rows as wide as the padded input) gives the numpy path's bits, signed zeros
+included: 7x7 and 3x3, dilations, asymmetric and zero pads (applied plane by plane in the
+kernel), rectangular maps, one output column, mixed and stride-2 strides (the phase planes),
+and 3x3 windows without dilation at strides 1 and 2 (the nine taps at once), over several
+blocks of rows."""
 
 from __future__ import annotations
 
@@ -31,6 +33,12 @@ CASES = [
     ((1, 4, 11, 10), (3, 3), (2, 1), (1, 1), (1, 1), (1, 1)),
     ((1, 4, 13, 13), (5, 5), (2, 2), (1, 1), (2, 2), (2, 2)),  # stride 2 over a padded scratch plane
     ((2, 3, 7, 9), (3, 3), (2, 2), (1, 1), (0, 0), (1, 1)),  # pads at the end only
+    # 3x3 without dilation: the nine taps at once (_unit33, _stride2_33)
+    ((1, 5, 12, 14), (3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
+    ((1, 3, 9, 8), (3, 3), (1, 1), (1, 1), (0, 0), (0, 0)),
+    ((1, 2, 40, 300), (3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),  # several blocks of rows a plane
+    ((1, 4, 30, 31), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
+    ((2, 3, 8, 8), (3, 3), (2, 2), (1, 1), (1, 0), (0, 1)),
 ]
 
 
@@ -39,6 +47,7 @@ CASES = [
 def test_depthwise_kernel_is_the_numpy_paths_bits(kernels, dtype, case):
     shape, k, s, d, pb, pe = case
     x = R.standard_normal(shape).astype(dtype)
+    x[..., ::5, ::3] = -0.0  # zero products: the sums from 0 keep numpy's signs
     w = R.standard_normal((shape[1], 1, 1, *k)).astype(dtype)
     attrs = dict(strides=list(s), dilations=list(d), pads_begin=list(pb), pads_end=list(pe), auto_pad="explicit")
     (got,) = run_op("GroupConvolution", "opset1", [x, w], **attrs)
@@ -50,6 +59,7 @@ def test_depthwise_kernel_is_the_numpy_paths_bits(kernels, dtype, case):
     config.JIT = "always"
     assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
     # and the float64 sums agree with a direct one (the numpy path is not wrong in the same way)
     xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pb[0], pe[0]), (pb[1], pe[1])])
     ref = np.zeros(want.shape)

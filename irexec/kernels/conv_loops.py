@@ -105,12 +105,70 @@ def _depthwise_phased(phases, wc, dst, sh, sw, dh, dw, acc):
         _rows_out(acc, dst, i0, i1, width)
 
 
+_ZERO = np.float32(0.0)  # exact in float64 too: float64 planes add in float64
+
+
+@njit(error_model="numpy", inline="always")
+def _taps33(r0, r1, r2, c, w):
+    """The nine taps of a 3x3 window at column c of rows r0..r2, added in the order the
+    tap-by-tap loop adds them, from 0 (the same bits, the sign of a zero included): in
+    registers, where that loop loads and stores its accumulator once per tap."""
+    v = _ZERO + r0[c] * w[0, 0]
+    v = v + r0[c + 1] * w[0, 1]
+    v = v + r0[c + 2] * w[0, 2]
+    v = v + r1[c] * w[1, 0]
+    v = v + r1[c + 1] * w[1, 1]
+    v = v + r1[c + 2] * w[1, 2]
+    v = v + r2[c] * w[2, 0]
+    v = v + r2[c + 1] * w[2, 1]
+    return v + r2[c + 2] * w[2, 2]
+
+
+@njit(error_model="numpy")
+def _unit33(src, wc, dst, acc):
+    """`_depthwise_unit` for a 3x3 window without dilation: each element of a block's rows
+    takes its nine taps at once (`_taps33`). 1x112x112: 9.1 -> 5.0 us a plane."""
+    hp, wp = src.shape
+    oh, ow = dst.shape
+    flat = src.reshape(hp * wp)
+    rows = _block_rows(wp)
+    for i0 in range(0, oh, rows):
+        i1 = min(oh, i0 + rows)
+        n = (i1 - 1 - i0) * wp + ow
+        r0 = flat[i0 * wp :]
+        r1 = flat[(i0 + 1) * wp :]
+        r2 = flat[(i0 + 2) * wp :]
+        for m in range(n):
+            acc[m] = _taps33(r0, r1, r2, m, wc)
+        _rows_out(acc, dst, i0, i1, wp)
+
+
+@njit(error_model="numpy")
+def _stride2_33(src, wc, dst, acc):
+    """A 3x3 window without dilation at strides 2 over the padded plane src: per output row,
+    the unit-stride sums of its three input rows at every column up to the last window
+    (`_taps33`), then every other one (stride-2 loads ran scalar, and dealing the plane into
+    phases cost as much as the sums: 1x112x112 -> 56x56 9.3 -> 5.5 us a plane)."""
+    oh, ow = dst.shape
+    span = 2 * (ow - 1) + 1
+    for i in range(oh):
+        r0 = src[2 * i]
+        r1 = src[2 * i + 1]
+        r2 = src[2 * i + 2]
+        for c in range(span):
+            acc[c] = _taps33(r0, r1, r2, c, wc)
+        d = dst[i]
+        for j in range(ow):
+            d[j] = acc[2 * j]
+
+
 @njit(error_model="numpy")
 def depthwise2d(t_lo, t_hi, x, w, out, channels, g):
     """out[p] = sum over taps (a, b) of w[p % channels, a, b] * xpad[p, a*dh + i*sh, b*dw + j*sw],
     xpad being plane p of x padded by the window's pads (>= 0), built one plane at a time in
     scratch planes (the L1/L2 cache) instead of a padded copy of the whole input: as it is for
-    unit strides, dealt into stride phases for others."""
+    unit strides and for 3x3 windows at strides 2 (`_unit33`, `_stride2_33`: the nine taps at
+    once), dealt into stride phases for others."""
     sh, sw, dh, dw = g.sh, g.sw, g.dh, g.dw
     pt, pl, pb, pr = g.pt, g.pl, g.pb, g.pr
     _, kh, kw = w.shape
@@ -118,24 +176,33 @@ def depthwise2d(t_lo, t_hi, x, w, out, channels, g):
     _, h, wd = x.shape
     hp, wp = h + pt + pb, wd + pl + pr
     unit = sh == 1 and sw == 1
-    padded = unit and (pt or pl or pb or pr)
+    k33 = kh == 3 and kw == 3 and dh == 1 and dw == 1
+    direct = unit or (k33 and sh == 2 and sw == 2)
+    padded = direct and (pt or pl or pb or pr)
     scratch = np.zeros((hp, wp) if padded else (1, 1), x.dtype)
     width = (wp + sw - 1) // sw
-    phases = np.zeros((1, 1, 1, 1) if unit else (sh, sw, (hp + sh - 1) // sh, width), x.dtype)
-    row_width = wp if unit else width
-    acc = np.empty(min(oh, _block_rows(row_width)) * row_width, out.dtype)
+    phases = np.zeros((1, 1, 1, 1) if direct else (sh, sw, (hp + sh - 1) // sh, width), x.dtype)
+    row_width = wp if direct else width
+    acc = np.empty(min(oh, _block_rows(row_width)) * row_width + wp, out.dtype)
     for p in range(t_lo, t_hi):
-        if not unit:
+        if not direct:
             _deal(x[p], phases, pt, pl, sh, sw)
             _depthwise_phased(phases, w[p % channels], out[p], sh, sw, dh, dw, acc)
             continue
         src = x[p]
         if padded:
             for i in range(h):  # the borders stay 0
+                d = scratch[pt + i, pl:]
+                s = x[p, i]
                 for j in range(wd):
-                    scratch[pt + i, np.uintp(pl + j)] = x[p, i, j]
+                    d[j] = s[j]
             src = scratch
-        _depthwise_unit(src, w[p % channels], out[p], dh, dw, acc)
+        if not unit:
+            _stride2_33(src, w[p % channels], out[p], acc)
+        elif k33:
+            _unit33(src, w[p % channels], out[p], acc)
+        else:
+            _depthwise_unit(src, w[p % channels], out[p], dh, dw, acc)
 
 
 @njit(error_model="numpy")
