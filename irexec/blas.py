@@ -27,13 +27,6 @@ without the dependency); a process that set one thread itself (OPENBLAS_NUM_THRE
 alone, and so is a numpy on another BLAS (nothing found: products run as numpy runs them).
 Concurrent products in other Python threads count the serial sections: the setting returns to
 the process's own when the last one ends.
-
-On a quiet machine, though, the cap costs half the speed of products from a few megaflops up
-(96x16 @ 16x12544: 0.46 ms capped, 0.23 on OpenBLAS's two threads; irexec's own split, two
-single-threaded products side by side, gains little on such products: 0.86 ms against 1.12
-for 128x768 @ 768x768). So from `config.BLAS_MEASURED_FLOPS` (5e6) up each product shape runs
-the way this process measured faster for it (`Choice`), and a threaded product that stalls
-(4x the capped time) caps every product for 30x the stall (`_measured`).
 """
 
 from __future__ import annotations
@@ -42,7 +35,6 @@ import contextlib
 import ctypes
 import math
 import threading
-import time
 
 import numpy as np
 
@@ -126,9 +118,7 @@ class _Serial:
 
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """np.matmul(a, b[, out]), on one BLAS thread when the product is below the size rule, and
-    split over the kernel threads (`split`) from config.BLAS_SPLIT_FLOPS up; from
-    config.BLAS_MEASURED_FLOPS up, that way or on OpenBLAS's threads, whichever this process
-    measured faster for the product's shape (`Choice`)."""
+    split over the kernel threads (`split`) from config.BLAS_SPLIT_FLOPS up."""
     if a.ndim and b.ndim and a.dtype.kind == "f":
         m = a.shape[-2] if a.ndim > 1 else 1
         n = b.shape[-1] if b.ndim > 1 else 1
@@ -138,125 +128,13 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
         batch = max(math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))  # broadcast batch dims
         flops = 2.0 * batch * mkn
         if serial(flops):
-            if config.BLAS_MEASURED_FLOPS and flops >= config.BLAS_MEASURED_FLOPS:
-                return _measured(a, b, out, flops)
-            return _capped(a, b, out, flops)
+            if config.BLAS_SPLIT_FLOPS and flops >= config.BLAS_SPLIT_FLOPS:
+                y = split(a, b, out)
+                if y is not None:
+                    return y
+            with _Serial():
+                return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
     return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
-
-
-def _capped(a: np.ndarray, b: np.ndarray, out: np.ndarray | None, flops: float) -> np.ndarray:
-    """The product on one OpenBLAS thread, or split over the kernel threads (each block on one)
-    from config.BLAS_SPLIT_FLOPS up: no BLAS barrier waits for a preempted thread."""
-    if config.BLAS_SPLIT_FLOPS and flops >= config.BLAS_SPLIT_FLOPS:
-        y = split(a, b, out)
-        if y is not None:
-            return y
-    with _Serial():
-        return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
-
-
-class Choice:
-    """Which way one product shape runs: CAPPED (`_capped`) or THREADED (OpenBLAS's own threads).
-    On a quiet machine OpenBLAS's threads are the faster (96x16 @ 16x12544, MobileNet-v2's
-    first expansion: 0.46 ms capped, 0.23 threaded; 128x768 @ 768x768 1.12 against 0.61, where
-    the split takes 0.86), but with a busy process on each core a product waits for its
-    preempted thread (the former: 16 ms, every call). So the process measures: the first calls
-    alternate until each way has LEARN times (or one way is STALL times the other's), then the
-    way with the lower median of its last WINDOW runs, and the other runs once every `every`
-    calls (PROBE calls, doubling up to PROBE_MAX while it keeps losing): a change of load moves
-    the choice within a few calls."""
-
-    CAPPED, THREADED = 0, 1
-    LEARN = 3
-    WINDOW = 5
-    PROBE = 32
-    PROBE_MAX = 4096
-    STALL = 4.0
-
-    __slots__ = ("times", "best", "every", "calls", "decided")
-
-    def __init__(self):
-        self.times: tuple[list[float], list[float]] = ([], [])
-        self.best = self.CAPPED
-        self.every = self.PROBE
-        self.calls = 0
-        self.decided = False
-
-    def learning(self) -> bool:
-        return not self.decided and min(len(self.times[0]), len(self.times[1])) < self.LEARN
-
-    def pick(self) -> tuple[int, bool]:
-        """(the way the next call runs, whether it is a probe of the other way)."""
-        if self.learning():
-            return (self.CAPPED if len(self.times[0]) <= len(self.times[1]) else self.THREADED), False
-        self.calls += 1
-        if self.calls >= self.every:
-            self.calls = 0
-            return 1 - self.best, True
-        return self.best, False
-
-    def median(self, way: int) -> float | None:
-        kept = self.times[way]
-        return sorted(kept)[len(kept) // 2] if kept else None
-
-    def record(self, way: int, seconds: float, probe: bool = False) -> None:
-        """A call's time (`probe`: a probe of the other way); the choice follows the medians."""
-        kept = self.times[way]
-        kept.append(seconds)
-        del kept[: -self.WINDOW]
-        capped, threaded = self.median(self.CAPPED), self.median(self.THREADED)
-        if capped is None or threaded is None:
-            return
-        if not self.decided and max(capped, threaded) >= self.STALL * min(capped, threaded):
-            self.decided = True  # one way far behind: no need to learn it further
-        if self.learning():
-            return
-        best = self.THREADED if threaded < capped else self.CAPPED
-        if best != self.best:
-            self.every = self.PROBE
-        elif probe:  # the other way lost again
-            self.every = min(2 * self.every, self.PROBE_MAX)
-        self.best = best
-
-    def stalled(self, way: int, seconds: float) -> bool:
-        """Whether this threaded call took STALL times the capped way's median: a preempted
-        OpenBLAS thread."""
-        capped = self.median(self.CAPPED)
-        return way == self.THREADED and capped is not None and seconds >= self.STALL * capped
-
-
-# the choices per product shape (a few dozen per model; emptied past CHOICES_MAX)
-_choices: dict[tuple, Choice] = {}
-CHOICES_MAX = 4096
-# after a threaded product stalled, every shape runs capped for this many times the stall: while
-# the machine stays busy, stalls (learning and probes included) take a 30th of the time at most,
-# and a lone one on a quiet machine (a core waking late: 3.5 ms seen) costs 0.1 s of capping
-STALL_BACKOFF = 30.0
-_stalled_until = 0.0
-
-
-def _measured(a: np.ndarray, b: np.ndarray, out: np.ndarray | None, flops: float) -> np.ndarray:
-    """The product the way its shape's `Choice` picks, timed for it."""
-    global _stalled_until
-    key = (a.shape, b.shape, a.dtype.char, b.dtype.char, out is None)
-    choice = _choices.get(key)
-    if choice is None:
-        if len(_choices) >= CHOICES_MAX:
-            _choices.clear()
-        choice = _choices[key] = Choice()
-    way, probe = choice.pick()
-    t = time.perf_counter()
-    if way == Choice.THREADED and t < _stalled_until:
-        way, probe = Choice.CAPPED, False
-    if way == Choice.CAPPED:
-        y = _capped(a, b, out, flops)
-    else:
-        y = np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
-    end = time.perf_counter()
-    if choice.stalled(way, end - t):
-        _stalled_until = end + STALL_BACKOFF * (end - t)
-    choice.record(way, end - t, probe)
-    return y
 
 
 # a block of a split product: at least this many rows (or columns) of the result
