@@ -1,7 +1,7 @@
 """Whole-model and per-op speed against OpenVINO CPU (issue: real networks at OpenVINO's speed).
 
     python3 -m tools.bench_models [--rounds 7] [--skip models,onnxruntime,ops,overhead,memory] [--ops fake,pool]
-        [--models resnet18,bert] [--sizes tiny,real]
+        [--models resnet18,bert] [--sizes tiny,real] [--pause 5]
 
 - models: every tests/zoo model at its test inputs and at real sizes (224x224 images; 64, 128
   and 512 tokens; Whisper's encoder on 30 s of features; wav2vec2 on 1 s of audio; a size the
@@ -10,7 +10,13 @@
   timed: a warm cache serves the kernels from the second call) and the kernels loaded
   (`jit="eager"`), each against OpenVINO CPU (INFERENCE_PRECISION_HINT f32, reshaped to the same
   inputs) in the same process: interleaved rounds, median latency, the median of the rounds'
-  irexec/OpenVINO ratios, geometric means by size (`--models`, `--sizes tiny|real`).
+  irexec/OpenVINO ratios, geometric means by size (`--models`, `--sizes tiny|real`). The
+  contenders run `--pause` ms apart (default 5): OpenVINO's workers spin about 1 ms after a call
+  (1.0 ms of CPU in the 1, 2, 5 or 20 ms after one, wav2vec2 and T5), and pauses of 20 ms,
+  repeated, put this machine's cores into slow wake-ups after a few rounds (its guest cpuidle
+  driver is haltpoll): wav2vec2 at 1 s took 7.2 ms in calls 5 ms apart, 11-12 ms 20 ms apart,
+  where its attention's two threads hand the GIL back and forth. `--pause 20` measures that
+  regime (OpenVINO, whose workers spin, loses less in it).
 - onnxruntime: where it is installed (optional) and the model has an ONNX form
   (tests/zoo/NAME.onnx, kept by tools/make_zoo.py), onnxruntime's CPUExecutionProvider against
   irexec with its kernels loaded.
@@ -121,7 +127,7 @@ def _real_feeds(name: str, feeds: dict) -> dict[str, dict]:
     return {}
 
 
-def _worker(name: str, size: str, mode: str, rounds: int) -> dict:
+def _worker(name: str, size: str, mode: str, rounds: int, pause: float = 0.005) -> dict:
     """One model at one size in this fresh process: irexec by `mode` (defaults: load, two calls,
     then timed; eager: `jit="eager"`, kernels loaded) against OpenVINO CPU, interleaved rounds."""
     import openvino as ov
@@ -140,10 +146,10 @@ def _worker(name: str, size: str, mode: str, rounds: int) -> dict:
         req.infer(ov_feeds)
     reps = 5 if size == "tiny" else 2
     irx, ovt = [], []
-    for _ in range(rounds):  # 20 ms apart: OpenVINO's TBB workers spin after its calls
-        time.sleep(0.02)
+    for _ in range(rounds):  # `pause` apart: OpenVINO's workers spin for about 1 ms after its calls
+        time.sleep(pause)
         irx.append(_median_time(lambda: m.infer(feeds), reps))
-        time.sleep(0.02)
+        time.sleep(pause)
         ovt.append(_median_time(lambda: req.infer(ov_feeds), reps))
     # the ratio of each round's neighbouring measurements, then their median: the machine's
     # speed drifts by 2x over minutes here, both sides alike
@@ -151,8 +157,9 @@ def _worker(name: str, size: str, mode: str, rounds: int) -> dict:
     return {"irexec_ms": float(np.median(irx)) * 1e3, "ov_ms": float(np.median(ovt)) * 1e3, "ratio": ratio}
 
 
-def _run_worker(name: str, size: str, mode: str, rounds: int) -> dict | str:
+def _run_worker(name: str, size: str, mode: str, rounds: int, pause: float) -> dict | str:
     cmd = [sys.executable, "-m", "tools.bench_models", "--worker", name, size, mode, "--rounds", str(rounds)]
+    cmd += ["--pause", str(pause * 1e3)]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode or not lines:
@@ -165,7 +172,7 @@ def _geomean(xs) -> float:
     return math.exp(np.mean([math.log(x) for x in xs])) if xs else float("nan")
 
 
-def bench_models(rounds: int, only: str = "", sizes: str = "tiny,real") -> None:
+def bench_models(rounds: int, only: str = "", sizes: str = "tiny,real", pause: float = 0.005) -> None:
     """Every zoo model at its test size and at real sizes, each in fresh processes: the defaults
     and kernels-loaded columns, each against OpenVINO CPU measured in the same process."""
     wanted = [w for w in only.split(",") if w]
@@ -183,7 +190,7 @@ def bench_models(rounds: int, only: str = "", sizes: str = "tiny,real") -> None:
             print(f"{name}: skipped, {str(e).splitlines()[0][:100]}", flush=True)
             continue
         for size in labels:
-            got = {mode: _run_worker(name, size, mode, rounds) for mode in ("default", "eager")}
+            got = {mode: _run_worker(name, size, mode, rounds, pause) for mode in ("default", "eager")}
             if any(isinstance(g, str) for g in got.values()):
                 why = next(g for g in got.values() if isinstance(g, str))
                 print(f"{name:<18} {size:<9} skipped: {why}", flush=True)
@@ -203,7 +210,10 @@ def bench_models(rounds: int, only: str = "", sizes: str = "tiny,real") -> None:
                 f"geometric mean irexec/OpenVINO at {kind} sizes over {len(ratios[kind, 'default'])} runs: "
                 f"defaults {_geomean(ratios[kind, 'default']):.2f}, kernels loaded {_geomean(ratios[kind, 'eager']):.2f}"
             )
-    print("(ratio: median over interleaved rounds of irexec/OpenVINO measured side by side in one process)")
+    print(
+        "(ratio: median over interleaved rounds of irexec/OpenVINO measured side by side in one process, "
+        f"{pause * 1e3:g} ms apart)"
+    )
 
 
 def bench_onnxruntime(rounds: int) -> None:
@@ -418,14 +428,15 @@ def main():
     ap.add_argument("--ops", default="", help="only the per-op rows whose label contains one of these (comma list)")
     ap.add_argument("--models", default="", help="only these zoo models (comma list)")
     ap.add_argument("--sizes", default="tiny,real", help="tiny (the zoo's test inputs), real, or both")
+    ap.add_argument("--pause", type=float, default=5.0, help="ms between the contenders' measurements (models)")
     ap.add_argument("--worker", nargs=3, metavar=("MODEL", "SIZE", "MODE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        print(json.dumps(_worker(*args.worker, args.rounds)))
+        print(json.dumps(_worker(*args.worker, args.rounds, args.pause / 1e3)))
         return
     skip = set(args.skip.split(","))
     if "models" not in skip:
-        bench_models(args.rounds, args.models, args.sizes)
+        bench_models(args.rounds, args.models, args.sizes, args.pause / 1e3)
     if "onnxruntime" not in skip:
         bench_onnxruntime(args.rounds)
     if "ops" not in skip:

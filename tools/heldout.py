@@ -20,8 +20,9 @@ default f16 weight compression) into --out (default /tmp/heldout_models, not com
   (tests/support/zoorules.py) and timed when it holds;
 - time: irexec `Model.infer` after load and two warm-up calls (defaults: lazy jit, as a user
   gets it), OpenVINO's compiled model's infer request after two warm-up calls; rounds of
-  interleaved runs, 20 ms apart; per model the median over rounds of irexec/OpenVINO, then the
-  geometric mean over the models that matched.
+  interleaved runs, 5 ms apart (as tools/bench_models.py, whose docstring has the reason);
+  per model the median over rounds of irexec/OpenVINO, then the geometric mean over the models
+  that matched.
 
 Prints one line per model as it goes and a table at the end.
 """
@@ -332,15 +333,19 @@ def _median_time(fn, reps):
     return float(np.median(ts))
 
 
+# between the contenders: OpenVINO's workers spin about 1 ms after a call
+PAUSE = 0.005
+
+
 def time_both(m, feeds, req, rounds, reps=3):
     for _ in range(2):
         m.infer(feeds)
         req.infer(feeds)
     irx, ovt = [], []
     for _ in range(rounds):
-        time.sleep(0.02)
+        time.sleep(PAUSE)
         irx.append(_median_time(lambda: m.infer(feeds), reps))
-        time.sleep(0.02)
+        time.sleep(PAUSE)
         ovt.append(_median_time(lambda: req.infer(feeds), reps))
     return float(np.median(irx)), float(np.median(ovt)), float(np.median(np.array(irx) / np.array(ovt)))
 
