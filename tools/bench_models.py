@@ -1,7 +1,7 @@
 """Whole-model and per-op speed against OpenVINO CPU (issue: real networks at OpenVINO's speed).
 
     python3 -m tools.bench_models [--rounds 7] [--skip models,onnxruntime,ops,overhead,memory] [--ops fake,pool]
-        [--models resnet18,bert] [--sizes tiny,real] [--pause 5]
+        [--models resnet18,bert] [--sizes tiny,real] [--pause 20]
 
 - models: every tests/zoo model at its test inputs and at real sizes (224x224 images; 64, 128
   and 512 tokens; Whisper's encoder on 30 s of features; wav2vec2 on 1 s of audio; a size the
@@ -11,12 +11,12 @@
   (`jit="eager"`), each against OpenVINO CPU (INFERENCE_PRECISION_HINT f32, reshaped to the same
   inputs) in the same process: interleaved rounds, median latency, the median of the rounds'
   irexec/OpenVINO ratios, geometric means by size (`--models`, `--sizes tiny|real`). The
-  contenders run `--pause` ms apart (default 5): OpenVINO's workers spin about 1 ms after a call
-  (1.0 ms of CPU in the 1, 2, 5 or 20 ms after one, wav2vec2 and T5), and pauses of 20 ms,
-  repeated, put this machine's cores into slow wake-ups after a few rounds (its guest cpuidle
-  driver is haltpoll): wav2vec2 at 1 s took 7.2 ms in calls 5 ms apart, 11-12 ms 20 ms apart,
-  where its attention's two threads hand the GIL back and forth. `--pause 20` measures that
-  regime (OpenVINO, whose workers spin, loses less in it).
+  contenders run `--pause` ms apart (default 20; OpenVINO's workers spin about 1 ms after a
+  call: 1.0 ms of CPU in the 1, 2, 5 or 20 ms after one). The pause sets the regime measured:
+  with this machine's cores idle 20 ms between rounds both sides run slower than back to back
+  (its guest cpuidle driver is haltpoll), and OpenVINO more so on most models (the zoo at real
+  sizes: irexec/OpenVINO geometric mean 1.92 at 20 ms, 2.13 at 5 ms; wav2vec2 the exception,
+  its attention's two threads handing the GIL back and forth: 7.7 ms at 5 ms, 11.5 at 20).
 - onnxruntime: where it is installed (optional) and the model has an ONNX form
   (tests/zoo/NAME.onnx, kept by tools/make_zoo.py), onnxruntime's CPUExecutionProvider against
   irexec with its kernels loaded.
@@ -127,7 +127,7 @@ def _real_feeds(name: str, feeds: dict) -> dict[str, dict]:
     return {}
 
 
-def _worker(name: str, size: str, mode: str, rounds: int, pause: float = 0.005) -> dict:
+def _worker(name: str, size: str, mode: str, rounds: int, pause: float = 0.02) -> dict:
     """One model at one size in this fresh process: irexec by `mode` (defaults: load, two calls,
     then timed; eager: `jit="eager"`, kernels loaded) against OpenVINO CPU, interleaved rounds."""
     import openvino as ov
@@ -172,7 +172,7 @@ def _geomean(xs) -> float:
     return math.exp(np.mean([math.log(x) for x in xs])) if xs else float("nan")
 
 
-def bench_models(rounds: int, only: str = "", sizes: str = "tiny,real", pause: float = 0.005) -> None:
+def bench_models(rounds: int, only: str = "", sizes: str = "tiny,real", pause: float = 0.02) -> None:
     """Every zoo model at its test size and at real sizes, each in fresh processes: the defaults
     and kernels-loaded columns, each against OpenVINO CPU measured in the same process."""
     wanted = [w for w in only.split(",") if w]
@@ -428,7 +428,7 @@ def main():
     ap.add_argument("--ops", default="", help="only the per-op rows whose label contains one of these (comma list)")
     ap.add_argument("--models", default="", help="only these zoo models (comma list)")
     ap.add_argument("--sizes", default="tiny,real", help="tiny (the zoo's test inputs), real, or both")
-    ap.add_argument("--pause", type=float, default=5.0, help="ms between the contenders' measurements (models)")
+    ap.add_argument("--pause", type=float, default=20.0, help="ms between the contenders' measurements (models)")
     ap.add_argument("--worker", nargs=3, metavar=("MODEL", "SIZE", "MODE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:

@@ -40,9 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # between contenders: OpenVINO's TBB workers and numba's OpenMP threads (the limit) spin for a
 # while after a call (OpenMP about 5.5 ms, measured); without a pause they take a core from
-# whoever runs next. 20 ms (tools/bench_models.py, without OpenMP, takes 5): after 50 ms idle
-# this machine's second core often wakes late, so that a two-thread call reads at one thread's
-# speed (a 256 MiB
+# whoever runs next. 20 ms, as tools/bench_models.py: after 50 ms idle this machine's second
+# core often wakes late, so that a two-thread call reads at one thread's speed (a 256 MiB
 # ReduceMean over (2, 3) by the kernels, medians of 9: 32-34 GB/s 1-20 ms apart, 18 GB/s
 # 50 ms apart; the streaming limit likewise fell to 18-21 GB/s)
 PAUSE = 0.02

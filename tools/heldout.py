@@ -20,9 +20,9 @@ default f16 weight compression) into --out (default /tmp/heldout_models, not com
   (tests/support/zoorules.py) and timed when it holds;
 - time: irexec `Model.infer` after load and two warm-up calls (defaults: lazy jit, as a user
   gets it), OpenVINO's compiled model's infer request after two warm-up calls; rounds of
-  interleaved runs, 5 ms apart (as tools/bench_models.py, whose docstring has the reason);
-  per model the median over rounds of irexec/OpenVINO, then the geometric mean over the models
-  that matched.
+  interleaved runs, 20 ms apart (as tools/bench_models.py, whose docstring says what the pause
+  changes); per model the median over rounds of irexec/OpenVINO, then the geometric mean over
+  the models that matched.
 
 Prints one line per model as it goes and a table at the end.
 """
@@ -334,7 +334,7 @@ def _median_time(fn, reps):
 
 
 # between the contenders: OpenVINO's workers spin about 1 ms after a call
-PAUSE = 0.005
+PAUSE = 0.02
 
 
 def time_both(m, feeds, req, rounds, reps=3):
