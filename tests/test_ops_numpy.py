@@ -573,6 +573,32 @@ def test_convert_saturates_at_the_64_bit_limits():
     assert u.tolist() == [2**63, umax, 0, umax, 0, 0, umax, 5]
 
 
+@pytest.mark.parametrize("et", ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_convert_to_integers_truncates_and_saturates(et, dtype):
+    """Float to integer truncates toward zero; values past the type's ends saturate and NaN
+    gives 0. An array whose values all fit takes the plain cast (dtypes.cast), one with a value
+    that does not the saturating way: both against the rule computed value by value."""
+    from irexec.dtypes import numpy_dtype
+
+    info = np.iinfo(numpy_dtype(et))
+    lo, hi = max(float(info.min), -6e4), min(float(info.max), 6e4)  # float16 holds up to 65504
+    fits = np.concatenate([R.uniform(lo, hi, 2000), [lo, hi, -0.99, 0.99, -0.0, 1.5, -1.5]]).astype(dtype)
+    fits = fits[(fits.astype(np.float64) >= float(info.min)) & (fits.astype(np.float64) < float(info.max) + 1.0)]
+    with np.errstate(over="ignore"):
+        spill = np.concatenate([fits[:50].astype(np.float64), [float(info.max) * 4.0 + 8.0, np.nan]]).astype(dtype)
+
+    def rule(v: float) -> int:
+        if math.isnan(v):
+            return 0
+        return int(min(max(math.trunc(v) if math.isfinite(v) else v, info.min), info.max))
+
+    for x in (fits, spill):
+        (y,) = run_op("Convert", "opset1", [x], destination_type=et)
+        assert y.dtype == numpy_dtype(et)
+        assert y.tolist() == [rule(float(v)) for v in x]
+
+
 def test_vectorized_exp_is_within_two_ulps_of_libm(kernels):
     from irexec.kernels import normalize_loops as k
 
