@@ -23,6 +23,7 @@ import numpy as np
 from .. import special
 from .jit import njit
 from .normalize_loops import exp_neg as _exp_neg
+from .normalize_loops import exp_neg_short
 
 BLOCK = 1 << 14
 _FM = {"contract", "nsz", "arcp"}  # no reassoc: vexp's steps stay in order
@@ -46,8 +47,10 @@ def _recip(d):
 @njit(fastmath=_FM, error_model="numpy", inline="always")
 def _sigmoid(s):
     """1 / (1 + exp(-s)) as r = 1 / (1 + e) for s >= 0, e r below, e = exp(-|s|) <= 1: the
-    divisor stays in [1, 2] (no overflow, whatever s); NaN gives NaN."""
-    e = _exp_neg(-abs(s))
+    divisor stays in [1, 2] (no overflow, whatever s); NaN gives NaN. exp is `exp_neg_short`
+    (1e-11 relative, where `exp_neg` has 7e-15): the float32 results are the float64 formula's
+    rounded but for near ties, as before, and Swish takes 0.78-0.84 ns an element, not 0.90."""
+    e = exp_neg_short(-abs(s))
     r = _recip(1.0 + e)
     return r if s >= 0 else e * r
 

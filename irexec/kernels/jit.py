@@ -38,15 +38,22 @@ the remaining chunks. Serial kernels also compile several times faster than `par
 
 The cache goes to `config.CACHE_DIR` (default ~/.cache/irexec/numba, or $XDG_CACHE_HOME), set on
 numba's config even when numba was imported first; when no such folder is writable the kernels
-run uncached, with one warning, and nothing is ever written into the installed package.
+run uncached, with one warning, and nothing is ever written into the installed package. The
+compiled kernels go to a subfolder named by a digest of the kernels' sources (`KERNEL_DIR`):
+numba keys a cached kernel on its own file's text only, so a kernel that inlines another
+module's function (the element-wise kernels take `normalize_loops`' exponentials) kept running
+the old code after that module changed; a new version of the sources compiles afresh (the two
+newest other versions' folders are kept, older ones deleted).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -127,19 +134,45 @@ def _decide_cache_dir() -> str | None:
     return str(path) if _writable_dir(path) else None
 
 
+def _sources_tag() -> str:
+    """A digest of the kernel modules' sources and of the modules they take values from (a
+    millisecond: 37 files, 360 KB)."""
+    here = Path(__file__).resolve().parent
+    package = here.parent
+    files = sorted(here.rglob("*.py")) + [package / name for name in ("special.py", "geometry.py", "dtypes.py")]
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(str(f.relative_to(package)).encode())
+        digest.update(f.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _kernel_dir(base: str) -> str | None:
+    """The folder of this version of the kernels in the cache folder `base` (made when missing,
+    then all but the two newest other versions' folders deleted), or None when it cannot be made."""
+    path = Path(base) / f"src-{_sources_tag()}"
+    if path.is_dir():
+        return str(path)
+    if not _writable_dir(path):
+        return None
+    others = sorted((p for p in Path(base).glob("src-*") if p != path), key=lambda p: p.stat().st_mtime)
+    for old in others[:-2]:
+        shutil.rmtree(old, ignore_errors=True)
+    return str(path)
+
+
 CACHE_DIR = _decide_cache_dir()
-CACHE = CACHE_DIR is not None
-costs.folder = CACHE_DIR  # the calibration file lives beside the kernels
-if CACHE:
-    os.environ.setdefault("NUMBA_CACHE_DIR", CACHE_DIR)
+costs.folder = CACHE_DIR  # the calibration file lives in the cache folder
+KERNEL_DIR = _kernel_dir(CACHE_DIR) if CACHE_DIR is not None else None
+CACHE = KERNEL_DIR is not None
 
 
 def _configure_numba(numba) -> None:
     """Point an already imported numba at irexec's cache (NUMBA_CACHE_DIR is read at import), and
     listen for compiles, to say once that they take a while."""
     global _warned_cache, _listening
-    if CACHE_DIR is not None and getattr(numba.config, "CACHE_DIR", "") != CACHE_DIR:
-        numba.config.CACHE_DIR = CACHE_DIR
+    if KERNEL_DIR is not None and getattr(numba.config, "CACHE_DIR", "") != KERNEL_DIR:
+        numba.config.CACHE_DIR = KERNEL_DIR
     if not CACHE and not _warned_cache:
         _warned_cache = True
         print(
@@ -196,7 +229,7 @@ def cache_is_warm() -> bool:
     """Whether every kernel family has compiled code in the cache (a file check: no numba import)."""
     if not CACHE:
         return False
-    return all(_module_cached(Path(CACHE_DIR), name) for name in KERNEL_MODULES)
+    return all(_module_cached(Path(KERNEL_DIR), name) for name in KERNEL_MODULES)
 
 
 # ---- when to use numba ------------------------------------------------------------------------
@@ -294,7 +327,7 @@ def _pays_now(nbytes: int, per_call: float, family: str | None) -> bool:
 
 
 def _family_cached(family: str) -> bool:
-    return CACHE and _module_cached(Path(CACHE_DIR), FAMILIES[family][0])
+    return CACHE and _module_cached(Path(KERNEL_DIR), FAMILIES[family][0])
 
 
 def _request(family: str) -> None:
@@ -534,7 +567,7 @@ def _purge(kernel) -> None:
     if not CACHE or source is None:
         return
     stem = Path(source.co_filename).stem
-    for f in Path(CACHE_DIR).rglob(f"{stem}.*.nb*"):
+    for f in Path(KERNEL_DIR).rglob(f"{stem}.*.nb*"):
         try:
             f.unlink()
         except OSError:

@@ -119,6 +119,30 @@ def exp_neg(a):
     return 0.0 if a < -700.0 else e  # exactly 0 at -inf: x * exp(-inf) is NaN at x = -inf
 
 
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def exp_neg_short(a):
+    """`exp_neg` with the Taylor polynomial cut at degree 9: the remainder is below
+    0.3466^10 / 10! e^0.3466 = 1e-11 relative, for results rounded to float32 once (the
+    element-wise kernels' sigmoid forms: they stay the float64 formula's rounding but for near
+    ties, as at degree 11; degree 8, 2.8e-10, moved 18 of 104005 Gelu results one ulp); two
+    multiply-adds fewer."""
+    ac = max(a, -700.0)
+    kb = ac * _LOG2E + _SHIFT
+    k = kb - _SHIFT
+    r = (ac - k * _LN2_HI) - k * _LN2_LO
+    p = _X[9] * r + _X[8]
+    p = p * r + _X[7]
+    p = p * r + _X[6]
+    p = p * r + _X[5]
+    p = p * r + _X[4]
+    p = p * r + _X[3]
+    p = p * r + _X[2]
+    p = p * r + 1.0
+    p = p * r + 1.0
+    e = p * _bits_f64((_float_bits(kb) - _SHIFT_BITS + 1023) << 52)
+    return 0.0 if a < -700.0 else e
+
+
 @intrinsic
 def _bits_f32(typingctx, v):
     """The float32 whose bits are the low 32 bits of the integer v (numba widens int32
