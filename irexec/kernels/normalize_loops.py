@@ -95,18 +95,26 @@ _X = tuple(1.0 / math.factorial(i) for i in range(12))
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
-def exp_neg(a):
-    """exp(a) for a <= 0 (not NaN), 0 below -700 (exp(-700) = 1e-304: every result these
-    kernels round to float32 is then 0 anyway), so 2^k is always a normal number: normalize_loops'
-    vexp without its overflow and underflow fix-ups, and one term less (7e-15 against 2 ulps):
-    sigmoid and swish went from 1.5-1.7 to 1.1 ms on 1.2 M elements (CPU time, one thread)."""
+def _reduced_neg(a):
+    """(r, kb) with a = k ln2 + r, |r| <= ln2/2, k the integer in kb's low bits, for `exp_neg`
+    and `exp_neg_short` (a clamped at -700: 2^k stays a normal number)."""
     ac = max(a, -700.0)
     kb = ac * _LOG2E + _SHIFT  # round to nearest integer k, in the low bits
     k = kb - _SHIFT
-    r = (ac - k * _LN2_HI) - k * _LN2_LO
-    p = _X[11] * r + _X[10]
-    p = p * r + _X[9]
-    p = p * r + _X[8]
+    return (ac - k * _LN2_HI) - k * _LN2_LO, kb
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _scaled_neg(a, p, kb):
+    """p 2^k (k in kb's low bits), exactly 0 below -700: x * exp(-inf) is NaN at x = -inf."""
+    e = p * _bits_f64((_float_bits(kb) - _SHIFT_BITS + 1023) << 52)
+    return 0.0 if a < -700.0 else e
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _horner_from_8(p, r):
+    """The Taylor polynomial's Horner steps from the r^7 coefficient down, p holding the
+    higher ones (`exp_neg`: degree 11, `exp_neg_short`: degree 9)."""
     p = p * r + _X[7]
     p = p * r + _X[6]
     p = p * r + _X[5]
@@ -114,9 +122,19 @@ def exp_neg(a):
     p = p * r + _X[3]
     p = p * r + _X[2]
     p = p * r + 1.0
-    p = p * r + 1.0
-    e = p * _bits_f64((_float_bits(kb) - _SHIFT_BITS + 1023) << 52)
-    return 0.0 if a < -700.0 else e  # exactly 0 at -inf: x * exp(-inf) is NaN at x = -inf
+    return p * r + 1.0
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def exp_neg(a):
+    """exp(a) for a <= 0 (not NaN), 0 below -700 (exp(-700) = 1e-304: every result these
+    kernels round to float32 is then 0 anyway), so 2^k is always a normal number: normalize_loops'
+    vexp without its overflow and underflow fix-ups, and one term less (7e-15 against 2 ulps):
+    sigmoid and swish went from 1.5-1.7 to 1.1 ms on 1.2 M elements (CPU time, one thread)."""
+    r, kb = _reduced_neg(a)
+    p = _X[11] * r + _X[10]
+    p = p * r + _X[9]
+    return _scaled_neg(a, _horner_from_8(p * r + _X[8], r), kb)
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
@@ -126,21 +144,8 @@ def exp_neg_short(a):
     element-wise kernels' sigmoid forms: they stay the float64 formula's rounding but for near
     ties, as at degree 11; degree 8, 2.8e-10, moved 18 of 104005 Gelu results one ulp); two
     multiply-adds fewer."""
-    ac = max(a, -700.0)
-    kb = ac * _LOG2E + _SHIFT
-    k = kb - _SHIFT
-    r = (ac - k * _LN2_HI) - k * _LN2_LO
-    p = _X[9] * r + _X[8]
-    p = p * r + _X[7]
-    p = p * r + _X[6]
-    p = p * r + _X[5]
-    p = p * r + _X[4]
-    p = p * r + _X[3]
-    p = p * r + _X[2]
-    p = p * r + 1.0
-    p = p * r + 1.0
-    e = p * _bits_f64((_float_bits(kb) - _SHIFT_BITS + 1023) << 52)
-    return 0.0 if a < -700.0 else e
+    r, kb = _reduced_neg(a)
+    return _scaled_neg(a, _horner_from_8(_X[9] * r + _X[8], r), kb)
 
 
 @intrinsic
