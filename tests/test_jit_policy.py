@@ -7,7 +7,9 @@ path. Timing itself is benchmarked (tools/bench_fallbacks.py, tools/bench_models
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -193,3 +195,66 @@ def test_the_families_calibrated_are_those_with_probes():
 
     assert set(jit.PROBED) == set(probes.PROBES)
     assert set(probes.PROBES) < set(jit.FAMILIES)
+
+
+@pytest.mark.skipif(
+    jit._getcpu is None or len(os.sched_getaffinity(0)) < 2, reason="thread affinity needs Linux and two cores"
+)
+def test_kernel_threads_keep_off_the_callers_core():
+    """`jit.parallel_for` runs every task once, and its pool workers may run on every core of the
+    calling thread but the one the caller ran on when the region started (a worker woken onto
+    the caller's core shares it until the scheduler moves one of them)."""
+    done = []
+    lock = threading.Lock()
+
+    def task(lo, hi):
+        with lock:
+            done.extend(range(lo, hi))
+
+    for _ in range(2):  # the first region starts the worker, which registers itself
+        done.clear()
+        jit.parallel_for(task, 40, 2)
+        assert sorted(done) == list(range(40))
+    allowed = os.sched_getaffinity(0)
+    assert jit._workers
+    for tid, avoided in jit._workers.items():
+        assert avoided in allowed
+        assert os.sched_getaffinity(tid) == allowed - {avoided}
+    for cpu in sorted(allowed):  # the caller on each of its cores in turn
+        jit._keep_workers_off(cpu)
+        assert all(os.sched_getaffinity(tid) == allowed - {cpu} for tid in jit._workers)
+        assert set(jit._workers.values()) == {cpu}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_runs_parallel_regions():
+    """A child forked after the pool started gets a pool of its own (the parent's threads do
+    not exist in it: tasks queued for them would wait forever)."""
+    import signal
+    import time
+
+    def task(lo, hi):
+        pass
+
+    jit.parallel_for(task, 8, 2)
+    pid = os.fork()
+    if pid == 0:  # the child: two regions, then out without running the parent's cleanups
+        code = 1
+        try:
+            done = []
+            jit.parallel_for(lambda lo, hi: done.extend(range(lo, hi)), 8, 2)
+            jit.parallel_for(task, 8, 2)
+            code = 0 if sorted(done) == list(range(8)) else 2
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 60
+    while True:
+        waited, status = os.waitpid(pid, os.WNOHANG)
+        if waited:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child's parallel_for did not finish in 60 s")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(status) == 0
