@@ -3,7 +3,9 @@ loop per tap over rows as wide as the padded input) gives the numpy path's bits,
 included: 7x7 and 3x3, dilations, asymmetric and zero pads (applied plane by plane in the
 kernel), rectangular maps, one output column, mixed and stride-2 strides (the phase planes),
 and 3x3 windows without dilation at strides 1 and 2 (the nine taps at once), over several
-blocks of rows."""
+blocks of rows. Dense convolutions by tiles of columns, and those of few input and output
+channels summed straight from the input's stride phases, against the numpy path and a
+float64 sum."""
 
 from __future__ import annotations
 
@@ -72,8 +74,8 @@ def test_depthwise_kernel_is_the_numpy_paths_bits(kernels, dtype, case):
 
 DENSE = [
     # (shape, filters, strides, dilations, pads_begin, pads_end): columns over 1 MB go by tiles
-    ((2, 3, 64, 64), (8, 3, 7, 7), (2, 2), (1, 1), (3, 3), (3, 3)),  # a ResNet stem
-    ((1, 8, 91, 77), (5, 8, 3, 3), (1, 1), (2, 1), (1, 0), (2, 1)),  # dilated, asymmetric pads
+    ((2, 3, 64, 64), (24, 3, 7, 7), (2, 2), (1, 1), (3, 3), (3, 3)),  # a ResNet stem (above 16 filters)
+    ((1, 8, 91, 77), (20, 8, 3, 3), (1, 1), (2, 1), (1, 0), (2, 1)),  # dilated, asymmetric pads
 ]
 
 
@@ -148,3 +150,49 @@ def test_one_dimensional_convolutions_go_as_height_one_maps(kernels, groups, cin
             ref[:, g * og : (g + 1) * og] += np.einsum("ncl,oc->nol", view, w[g, :, :, t].astype(np.float64))
     assert got.shape == ref.shape and got.dtype == np.float32
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+
+
+DIRECT = [
+    # (shape, filters, strides, dilations, pads_begin, pads_end): few input and output channels
+    ((2, 3, 40, 37), (8, 3, 7, 7), (2, 2), (1, 1), (3, 3), (3, 3)),  # a ResNet stem: 4 + 3 taps a row
+    ((1, 3, 33, 30), (6, 3, 3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),  # 3 taps; 6 channels, a block of 4 padded
+    ((1, 3, 12, 70), (5, 3, 3, 3), (1, 1), (1, 1), (0, 0), (0, 0)),  # unit strides, no pads, 5 channels
+    ((1, 2, 21, 19), (16, 2, 5, 6), (3, 2), (2, 1), (2, 0), (1, 3)),  # dilated, mixed strides, asymmetric pads
+    ((1, 1, 60, 300), (4, 1, 2, 5), (1, 1), (1, 1), (1, 2), (0, 2)),  # 4 + 1 taps, several row blocks
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", DIRECT, ids=[str(c[:2]) for c in DIRECT])
+def test_dense_convolution_of_few_channels_sums_its_taps_directly(kernels, monkeypatch, dtype, case):
+    """A dense convolution of few input and output channels (an image stem) sums its taps
+    straight from the input's stride phases (`conv_loops.dense_phased`): the numpy path's
+    values to the data type's rounding, a float64 sum's, the right shape and type, and NaN
+    where an input is NaN (a padded cell never is)."""
+    from irexec.kernels import conv as kc
+
+    shape, wshape, s, d, pb, pe = case
+    x = R.standard_normal(shape).astype(dtype)
+    x[0, 0, 1, 1] = np.nan
+    w = R.standard_normal(wshape).astype(dtype)
+    attrs = dict(strides=list(s), dilations=list(d), pads_begin=list(pb), pads_end=list(pe), auto_pad="explicit")
+    calls = []
+    real = kc._direct
+    monkeypatch.setattr(kc, "_direct", lambda *a: calls.append(1) or real(*a))
+    (got,) = run_op("Convolution", "opset1", [x, w], **attrs)
+    assert calls and real(x, w, _window(shape, wshape, s, d, pb, pe)) is not None  # the direct path ran
+    config.JIT = "never"
+    (want,) = run_op("Convolution", "opset1", [x, w], **attrs)
+    config.JIT = "always"
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got).any()
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pb[0], pe[0]), (pb[1], pe[1])])
+    ref = np.zeros(want.shape)
+    for a in range(wshape[2]):
+        for b in range(wshape[3]):
+            view = xp[:, :, a * d[0] :, b * d[1] :][:, :, :: s[0], :: s[1]][:, :, : want.shape[2], : want.shape[3]]
+            ref += np.einsum("nchw,oc->nohw", view, w[:, :, a, b].astype(np.float64))
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
