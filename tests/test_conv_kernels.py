@@ -157,7 +157,7 @@ DIRECT = [
     ((2, 3, 40, 37), (8, 3, 7, 7), (2, 2), (1, 1), (3, 3), (3, 3)),  # a ResNet stem: 4 + 3 taps a row
     ((1, 3, 33, 30), (6, 3, 3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),  # 3 taps; 6 channels, a block of 4 padded
     ((1, 3, 12, 70), (5, 3, 3, 3), (1, 1), (1, 1), (0, 0), (0, 0)),  # unit strides, no pads, 5 channels
-    ((1, 2, 21, 19), (16, 2, 5, 6), (3, 2), (2, 1), (2, 0), (1, 3)),  # dilated, mixed strides, asymmetric pads
+    ((1, 2, 21, 19), (7, 2, 5, 6), (3, 2), (2, 1), (2, 0), (1, 3)),  # dilated, mixed strides, asymmetric pads
     ((1, 1, 60, 300), (4, 1, 2, 5), (1, 1), (1, 1), (1, 2), (0, 2)),  # 4 + 1 taps, several row blocks
 ]
 

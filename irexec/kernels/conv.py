@@ -128,12 +128,14 @@ def _tiled(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
 
 # a dense convolution of at most this many inputs per output (C * kh * kw) and output channels,
 # with overlapping windows, runs without columns (`_direct`): the image stems of the zoo's
-# networks (3 channels in, 8-16 out). Measured against im2col and BLAS, one thread each, 224x224
-# input: 7x7 stride 2 to 8 channels 0.73 -> 0.50-0.56 ms, 3x3 stride 2 to 8 0.21 -> 0.18-0.19,
-# to 16 0.27 either way; a 4x4 window at stride 4 (ConvNeXt's patches, no overlap) 0.10 -> 0.12,
-# so those keep the columns
+# networks (3 channels in, 8 out) and ResNet-18's first stage (8 in, 8 out). Measured against
+# im2col and BLAS, one thread each, in ResNet-18 at 224x224: the 7x7 stride-2 stem 0.68 ->
+# 0.54 ms, the 3x3 convolutions of 8 channels at 56x56 0.11 -> 0.07 ms; EfficientNet's 3x3
+# stride-2 stem 0.23 -> 0.21. With 16 output channels the columns were as fast or faster (3x3
+# over 16 channels at 28x28: 0.083 against 0.093 ms); a 4x4 window at stride 4 (ConvNeXt's
+# patches, no overlap) 0.10 against 0.12, so those keep the columns
 DIRECT_MAX_TAPS = 160
-DIRECT_MAX_OUT = 16
+DIRECT_MAX_OUT = 8
 
 
 def _direct(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
