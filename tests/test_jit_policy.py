@@ -258,3 +258,26 @@ def test_a_forked_child_runs_parallel_regions():
             pytest.fail("the forked child's parallel_for did not finish in 60 s")
         time.sleep(0.05)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_warm_that_dispatches_under_always_does_not_wait_for_itself():
+    """A family's warm() runs ops, and with config.JIT "always" an op's dispatch loads every
+    family: from inside `load_families` (the background compiler's thread) that came back to
+    the loader's lock and waited for itself forever (the reduction's warm() did, through Mean)."""
+    code = (
+        "import sys, threading, types\n"
+        "from irexec import config\n"
+        "from irexec.kernels import jit\n"
+        "fake = types.ModuleType('irexec_fake_family')\n"
+        "fake.warm = lambda: print('USED', jit.use(1 << 20, 0.0, None))\n"
+        "sys.modules[fake.__name__] = fake\n"
+        "jit.FAMILIES['fake'] = (fake.__name__, fake.__name__)\n"
+        "config.JIT = 'always'\n"
+        "t = threading.Thread(target=jit.load_families, args=(['fake'],), daemon=True)\n"
+        "t.start()\n"
+        "t.join(120)\n"
+        "print('ALIVE', t.is_alive(), jit.ready('fake'))\n"
+    )
+    proc = _run(code, _env())
+    assert proc.returncode == 0, proc.stderr
+    assert "USED True" in proc.stdout and "ALIVE False True" in proc.stdout, proc.stdout + proc.stderr

@@ -90,7 +90,9 @@ KERNEL_MODULES: list[str] = [kernels for kernels, _ in FAMILIES.values()]
 WARM_MODULES: list[str] = [warm for _, warm in FAMILIES.values()]
 
 _lock = threading.Lock()  # counters and state changes
-_load_lock = threading.Lock()  # one loader at a time
+# one loader at a time; re-entrant: a family's warm() runs ops whose dispatch may load (with
+# config.JIT "always", `use` calls `load`, which came back here and waited for itself)
+_load_lock = threading.RLock()
 _state = "cold"  # every family: cold | loading | ready | failed
 _families: dict[str, str] = {}  # family -> loading | ready, in the library's policy (below)
 _quick: list[str] = []  # families loading from a warm cache: the second `infer` waits for them

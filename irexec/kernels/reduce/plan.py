@@ -369,8 +369,8 @@ def mean_broadcast(xs: list[np.ndarray], et: str, force: bool = False) -> np.nda
     # The fused kernel pays off on vector-length rows; float16 output needs numpy's one-step
     # double -> half rounding after it, which costs more than the fusion saves (measured).
     nbytes = sum(x.nbytes for x in xs)
-    small = not jit.use(nbytes, 0.0, FAMILY, small=n * len(xs) < config.SMALL_ELEMENTS)
-    if n == 0 or (small and not force) or dims[-1] < 16 or out_dt == np.float16:
+    small = not force and not jit.use(nbytes, 0.0, FAMILY, small=n * len(xs) < config.SMALL_ELEMENTS)
+    if n == 0 or small or dims[-1] < 16 or out_dt == np.float16:
         acc = np.zeros(out_shape, np.float64)
         with np.errstate(all="ignore"):
             for x in xs:
