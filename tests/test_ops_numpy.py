@@ -880,6 +880,37 @@ def test_attention_mask_bounds_against_a_scan(kernels):
         np.testing.assert_array_equal(last, want_last, err_msg=str(rows.shape))
 
 
+def test_attention_prepared_masks_follow_the_masks_bytes(kernels):
+    """A mask prepared once serves a later mask of the same shape, type and bytes (another array
+    too); a mask written in place, or of other bytes, is prepared again; and the prepared rows
+    never alias the caller's array. SDPA on each mask gives the numpy path's values."""
+    from irexec.kernels import attention as A
+
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((1, 4, 64, 8)).astype(np.float32) for _ in range(3))
+    mask = np.tril(np.ones((1, 1, 64, 64), bool))
+    first = A.prepared_mask(mask, (1, 4), 64, 64)
+    assert not np.may_share_memory(first[0].rows, mask)
+    again = A.prepared_mask(mask.copy(), (1, 4), 64, 64)  # another array, the same bytes
+    assert all(x is y for x, y in zip(first, again))
+    mask[0, 0, 10, 30:39] = True  # written in place: no longer the prepared mask
+    changed = A.prepared_mask(mask, (1, 4), 64, 64)
+    assert changed[0] is not first[0]
+    np.testing.assert_array_equal(changed[0].rows, mask.reshape(64, 64))
+    fresh = A.mask_rows(mask, (1, 4), 64, 64)
+    for got, want in zip(changed[1:], A._bounds(fresh)):
+        np.testing.assert_array_equal(got, want)
+    strided = np.ones((1, 1, 64, 128), bool)[..., ::2]  # not contiguous: prepared every time
+    assert A.prepared_mask(strided, (1, 4), 64, 64)[0] is not A.prepared_mask(strided, (1, 4), 64, 64)[0]
+    for m in (np.tril(np.ones((1, 1, 64, 64), bool)), mask, rng.random((1, 1, 64, 64)) > 0.3):
+        for _ in range(2):  # prepared, then served from the memo
+            (got,) = run_op("ScaledDotProductAttention", "opset13", [q, k, v, m])
+            config.JIT = "never"
+            (want,) = run_op("ScaledDotProductAttention", "opset13", [q, k, v, m])
+            config.JIT = "always"
+            close(got, want.astype(np.float64), rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.parametrize("scale", [-0.7, 0.0, 0.3, float(np.float32(-0.7)), float(np.float32(0.3)), 1.0])
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention_float32_softmax_against_float64(kernels, scale, causal):
