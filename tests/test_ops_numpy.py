@@ -703,7 +703,8 @@ def test_3x3_pooling_fast_paths_match_the_numpy_path(kernels, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_max_pool_values_kernel_is_the_indexed_kernels_values(kernels, dtype):
     """The values-only MaxPool kernel (MaxPool-1, and MaxPool-8/14 whose indices nothing reads)
-    gives the indexed kernel's values exactly: every window geometry, NaN inside and on borders."""
+    gives the indexed kernel's values: every window geometry, NaN inside and on borders (a zero
+    maximum held as both +0 and -0 may take the other sign: the two compare equal)."""
     from irexec.geometry import Window2d
     from irexec.kernels import pool_loops as k
 

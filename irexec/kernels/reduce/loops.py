@@ -254,17 +254,14 @@ def _rows_pairs(xb, c0, c1, out, o0, code, init, epi, count):
     (`_fold2`) when rows are short (PAIR_MAX), one at a time otherwise; `code` is a constant
     at each call (`_rows_out`), so its branch folds away."""
     c = c0
-    if xb.shape[1] > PAIR_MAX:
-        for c in range(c0, c1):
-            _store(out, o0 + c, _fold(xb[c], code, init), epi, count)
-        return
-    while c + 1 < c1:
-        s, t = _fold2(xb[c], xb[c + 1], code, init, init)
-        _store(out, o0 + c, s, epi, count)
-        _store(out, o0 + c + 1, t, epi, count)
-        c += 2
-    if c < c1:
-        _store(out, o0 + c, _fold(xb[c], code, init), epi, count)
+    if xb.shape[1] <= PAIR_MAX:
+        while c + 1 < c1:
+            s, t = _fold2(xb[c], xb[c + 1], code, init, init)
+            _store(out, o0 + c, s, epi, count)
+            _store(out, o0 + c + 1, t, epi, count)
+            c += 2
+    for r in range(c, c1):  # long rows, or the odd one left
+        _store(out, o0 + r, _fold(xb[r], code, init), epi, count)
 
 
 @nb.njit(fastmath=_FM, inline="always")
@@ -292,15 +289,12 @@ def _pairs_into_acc(xb, c0, c1, lo, hi, acc, code):
     (`_fold2`) when the segments are short (PAIR_MAX), one at a time otherwise; `code` is a
     constant at each call (`_rows_into_acc`)."""
     c = c0
-    if hi - lo > PAIR_MAX:
-        for c in range(c0, c1):
-            acc[c - c0] = _fold(xb[c, lo:hi], code, acc[c - c0])
-        return
-    while c + 1 < c1:
-        acc[c - c0], acc[c + 1 - c0] = _fold2(xb[c, lo:hi], xb[c + 1, lo:hi], code, acc[c - c0], acc[c + 1 - c0])
-        c += 2
-    if c < c1:
-        acc[c - c0] = _fold(xb[c, lo:hi], code, acc[c - c0])
+    if hi - lo <= PAIR_MAX:
+        while c + 1 < c1:
+            acc[c - c0], acc[c + 1 - c0] = _fold2(xb[c, lo:hi], xb[c + 1, lo:hi], code, acc[c - c0], acc[c + 1 - c0])
+            c += 2
+    for r in range(c, c1):  # long segments, or the odd one left
+        acc[r - c0] = _fold(xb[r, lo:hi], code, acc[r - c0])
 
 
 @nb.njit(fastmath=_FM, inline="always")
