@@ -27,7 +27,8 @@ import math
 import numba as nb
 import numpy as np
 from llvmlite import ir
-from numba.core import types
+from llvmlite.binding import get_host_cpu_name
+from numba.core import cgutils, types
 from numba.core.extending import intrinsic
 
 from ..jit import njit
@@ -41,13 +42,24 @@ _FM = {"reassoc", "contract", "nsz", "arcp"}
 TILE = 16384
 FLUSH = 8  # rows summed in a column tile's element-type lanes before a float64 flush
 # longest rows folded two at a time (`_fold2`); longer ones go one at a time, a single stream.
-# The best split depends on the processor's prefetchers. On an AMD EPYC (this project's machine
-# in November 2026), rows of 96-4096 float32 summed in float64 from memory on one thread read
-# 10-21 GB/s two at a time against 25-30 one at a time, and rows of 32-64 as fast or a little
-# faster two at a time; the mean over (2, 3) of (64,256,64,64) on two threads went from
-# 0.83-0.91 of OpenVINO's speed to 0.99-1.06. An Intel Xeon measured earlier gained from pairs
-# on long rows too (rows of 4096: 15.5 -> 17.8 GB/s on one thread).
-PAIR_MAX = 64
+# The best split depends on the processor's prefetchers, so it is chosen by the processor LLVM
+# compiles for. On an AMD EPYC (znver4), rows of 96-4096 float32 summed in float64 from memory
+# on one thread read 10-21 GB/s two at a time against 25-30 one at a time, and rows of 32-64 as
+# fast or a little faster two at a time: the mean over (2, 3) of (64,256,64,64) on two threads
+# went from 0.83-0.91 of OpenVINO's speed to 0.99-1.06 with single streams past 64. An Intel Xeon
+# (emeraldrapids) is the other way round: rows of 4096 two at a time 15.5 -> 17.8 GB/s on one
+# thread, and the mean over (2, 3) on two 0.69 -> 0.87 of the streaming limit (0.69 -> 1.02 of
+# OpenVINO) with pairs at every length. numba's cache is keyed by the processor too.
+PAIR_MAX = 64 if get_host_cpu_name().startswith("znver") else 1 << 30
+# Rows are folded by chunks of CHUNK elements, each chunk first asking for the cache lines
+# AHEAD bytes further on (a software prefetch): on the Intel Xeon (emeraldrapids), one thread
+# summing float32 rows in float64 read memory at 9.5 GB/s on rows of 64 and 10.1 on rows of
+# 4096 against a float32 streaming read's 14.1; with the prefetch 13.0 and 13.7 (4 or 8 KiB
+# ahead alike; the whole next row asked for at once, 6.5 on long rows). The AMD EPYC's single
+# streams read at the streaming limit without it (above): there AHEAD is 0 and the loops are
+# the plain ones.
+AHEAD = 0 if get_host_cpu_name().startswith("znver") else 4096
+CHUNK = 64
 
 
 def _minmax(name: str, signed_cmp: str):
@@ -107,8 +119,54 @@ def like(typingctx, value, ref):
     return ref(value, ref), codegen
 
 
+@intrinsic
+def _prefetch(typingctx, arr, i, byte):
+    """Ask for the cache line `byte` bytes past arr[i] (1-D): a hint, never a fault, so it may
+    point past the array's end."""
+    if not isinstance(arr, types.Array) or arr.ndim != 1:
+        return None
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        idx = context.cast(builder, args[1], signature.args[1], types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [idx], wraparound=False, boundscheck=False)
+        i8p = ir.IntType(8).as_pointer()
+        off = context.cast(builder, args[2], signature.args[2], types.int64)
+        addr = builder.gep(builder.bitcast(ptr, i8p), [off])
+        i32 = ir.IntType(32)
+        fn = builder.module.declare_intrinsic(
+            "llvm.prefetch", [i8p], ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        )
+        # read, keep in every cache level, data
+        builder.call(fn, [addr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.none(arr, i, byte), codegen
+
+
+@nb.njit(inline="always")
+def _ahead(y, i):
+    """Prefetch the lines of chunk y[i:i + CHUNK] moved AHEAD bytes on."""
+    for line in range(0, CHUNK * y.itemsize, 64):
+        _prefetch(y, i, AHEAD + line)
+
+
 @nb.njit(fastmath=_FM, inline="always")
 def _fold(y, code, acc):
+    """Fold the 1-D contiguous y into acc with step `code` (`_fold_run`), by chunks that each
+    prefetch AHEAD first when AHEAD is set."""
+    if AHEAD == 0:
+        return _fold_run(y, code, acc)
+    n = y.size
+    for i in range(0, n, CHUNK):
+        _ahead(y, i)
+        acc = _fold_run(y[i : min(n, i + CHUNK)], code, acc)
+    return acc
+
+
+@nb.njit(fastmath=_FM, inline="always")
+def _fold_run(y, code, acc):
     """Fold the 1-D contiguous y into acc with step `code`; the branch sits outside the loops."""
     n = y.size
     if code == ADD:
@@ -215,9 +273,24 @@ def _store(out, o, v, epi, count):
 
 @nb.njit(fastmath=_FM, inline="always")
 def _fold2(y, z, code, s, t):
-    """`_fold` of two equal-length rows into s and t, in one loop: two independent streams
-    (rows of 4096 float32 summed in float64 one after another read 15.5 GB/s on one thread,
-    two at a time 17.8, as fast as one long row; measured)."""
+    """`_fold` of two equal-length rows into s and t, in one loop (`_fold2_run`), by chunks
+    that each prefetch AHEAD first when AHEAD is set."""
+    if AHEAD == 0:
+        return _fold2_run(y, z, code, s, t)
+    n = y.size
+    for i in range(0, n, CHUNK):
+        _ahead(y, i)
+        _ahead(z, i)
+        j = min(n, i + CHUNK)
+        s, t = _fold2_run(y[i:j], z[i:j], code, s, t)
+    return s, t
+
+
+@nb.njit(fastmath=_FM, inline="always")
+def _fold2_run(y, z, code, s, t):
+    """Two equal-length rows folded into s and t in one loop: two independent streams (rows
+    of 4096 float32 summed in float64 one after another read 15.5 GB/s on one thread, two at a
+    time 17.8, as fast as one long row; measured)."""
     n = y.size
     if code == ADD:
         for i in range(n):
