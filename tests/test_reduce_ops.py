@@ -392,6 +392,23 @@ def test_narrow_inner_fold(tmp_path, shape, axes, op):
     check(got, reduce_ref(x, axes, op, False, "f32"), "f32", sum_abs(x, axes, op, False))
 
 
+@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize("et", ["f32", "f64", "i32"])
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min", "prod", "l2"])
+def test_narrow_fold_back_in_the_main_pass_or_apart(monkeypatch, split, et, op):
+    """The kernels fold a narrow group back inside the columns pass (tiles of whole groups),
+    and apart, in a second pass, when the main pass splits its reduced sets (few outputs,
+    long sets: SPLIT_MIN made small here); both give the oracle's values, finished and of
+    the output type, keep_dims or not. (300, 2, 16, 4) over (0, 2): 16 rows of 4 kept folded
+    into a kept group of 128, with the other reduced axis in the main pass."""
+    if split:
+        monkeypatch.setattr(config, "SPLIT_MIN", 16)
+    x = sample((300, 2, 16, 4), et, np.random.default_rng(9), op)
+    for keep in (False, True):
+        got = reduce_array(x, (0, 2), op, keep, et, force=True)
+        check(got, reduce_ref(x, (0, 2), op, keep, et), et, sum_abs(x, (0, 2), op, keep))
+
+
 # ---- the numpy path in blocks ------------------------------------------------------------
 
 

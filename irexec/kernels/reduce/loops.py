@@ -428,9 +428,16 @@ def reduce_rows(t_lo, t_hi, x, splits, part, out, code, init, epi, count, per):
 
 
 @njit(fastmath=_FM)
-def reduce_columns(t_lo, t_hi, x, splits, part, out, code, init, epi, count, tile, zero):
+def reduce_columns(t_lo, t_hi, x, splits, part, out, code, init, epi, count, tile, zero, back_k, back_e, combine):
     """x (A, B, C, D, E): with one split out[(a*C + c)*E + e] = finish(fold over b, d); else
     part[a, c, s, e] = fold over b and split s of d. Tiled along e.
+
+    `back_k` > 1 (one split, tiles of whole groups): E is G groups of back_k rows of back_e
+    elements (a narrow kept group folded into a wide one, `plan._fold_narrow`), and each tile's
+    values are folded back over those rows with step `combine` before they are finished:
+    out[(a*C + c)*G*back_e + g*back_e + m] = finish(fold over r of value[g, r, m]), in order of
+    r, in the accumulator's type. (A second pass over the float64 intermediate wrote and read
+    1/B of the input again.)
 
     Sums go four rows per pass into a tile typed like `zero` (float32 for float32 and float16
     input: the issue's float32 lanes), flushed into the float64 tile every FLUSH rows; at
@@ -451,7 +458,7 @@ def reduce_columns(t_lo, t_hi, x, splits, part, out, code, init, epi, count, til
         hi = min(e_n, lo + tile)
         d_lo = s * chunk
         d_hi = min(d_n, d_lo + chunk)
-        if sums and b_n == 1 and splits == 1 and d_hi - d_lo <= FLUSH:
+        if sums and b_n == 1 and splits == 1 and back_k == 1 and d_hi - d_lo <= FLUSH:
             _few_rows_out(x[a, 0, c], d_lo, d_hi, lo, hi, out[(a * c_n + c) * e_n + lo :], code, init, epi, count, zero)
             continue
         acc = np.full(hi - lo, init)
@@ -467,6 +474,9 @@ def reduce_columns(t_lo, t_hi, x, splits, part, out, code, init, epi, count, til
                 _rows_into(acc, x[a, b, c], d_lo, d_hi, lo, hi, code)
         if splits > 1:
             part[a, c, s, lo:hi] = acc
+        elif back_k > 1:
+            width = e_n // back_k  # kept elements per (a, c) after the fold back
+            _fold_back(acc, back_k, back_e, out[(a * c_n + c) * width + lo // back_k :], combine, epi, count)
         else:
             dst_out = out[(a * c_n + c) * e_n + lo : (a * c_n + c) * e_n + hi]
             if epi == NONE:
@@ -475,6 +485,44 @@ def reduce_columns(t_lo, t_hi, x, splits, part, out, code, init, epi, count, til
             else:
                 for j in range(hi - lo):
                     dst_out[j] = as_element(_finish(acc[j], epi, count), dst_out)
+
+
+@nb.njit(fastmath=_FM, inline="always")
+def _fold_back_with(acc, k, e, dst, code, epi, count):
+    """`_fold_back` for one constant `code`: each group's rows folded into its first row in
+    order (contiguous loops), then finished and stored once."""
+    for g in range(acc.size // (k * e)):
+        first = acc[g * k * e : g * k * e + e]
+        for r in range(1, k):
+            row = acc[(g * k + r) * e : (g * k + r + 1) * e]
+            if code == MUL:
+                for m in range(e):
+                    first[m] = first[m] * row[m]
+            elif code == MAX:
+                for m in range(e):
+                    first[m] = maximum(first[m], row[m])
+            elif code == MIN:
+                for m in range(e):
+                    first[m] = minimum(first[m], row[m])
+            else:
+                for m in range(e):
+                    first[m] = first[m] + row[m]
+        for m in range(e):
+            _store(dst, g * e + m, first[m], epi, count)
+
+
+@nb.njit(fastmath=_FM, inline="always")
+def _fold_back(acc, k, e, dst, combine, epi, count):
+    """dst[g*e + m] = finish(fold over r < k of acc[(g*k + r)*e + m]) for a tile acc of whole
+    groups of k rows of e values (the branch on `combine` outside the loops)."""
+    if combine == MUL:
+        _fold_back_with(acc, k, e, dst, MUL, epi, count)
+    elif combine == MAX:
+        _fold_back_with(acc, k, e, dst, MAX, epi, count)
+    elif combine == MIN:
+        _fold_back_with(acc, k, e, dst, MIN, epi, count)
+    else:
+        _fold_back_with(acc, k, e, dst, ADD, epi, count)
 
 
 @nb.njit(fastmath=_FM, inline="always")
