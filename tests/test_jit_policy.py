@@ -281,3 +281,51 @@ def test_a_warm_that_dispatches_under_always_does_not_wait_for_itself():
     proc = _run(code, _env())
     assert proc.returncode == 0, proc.stderr
     assert "USED True" in proc.stdout and "ALIVE False True" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_kernel_modules_are_imported_one_at_a_time(monkeypatch):
+    """The warm-cache loader and the cold-cache compiler are two threads: importing numba in
+    both at once gave one of them a partly initialized numba ("partially initialized module
+    'numba.core.types'"), which turned the kernels off. A second family's import waits until
+    the first one's is done."""
+    import types
+
+    events: list[tuple[str, str]] = []
+    first_in, release = threading.Event(), threading.Event()
+    real = jit.importlib.import_module
+
+    def slow_import(name, *args):
+        if not name.startswith("irexec_fake_"):
+            return real(name, *args)
+        events.append(("in", name))
+        if name == "irexec_fake_a":
+            first_in.set()
+            release.wait(10)
+        events.append(("out", name))
+        return types.ModuleType(name)
+
+    monkeypatch.setattr(jit.importlib, "import_module", slow_import)
+    monkeypatch.setitem(jit.FAMILIES, "fake_a", ("irexec_fake_a", "irexec_fake_a"))
+    monkeypatch.setitem(jit.FAMILIES, "fake_b", ("irexec_fake_b", "irexec_fake_b"))
+    results = {}
+
+    def load(family):
+        results[family] = jit._import_family(family, mark_ready=False)
+
+    a = threading.Thread(target=load, args=("fake_a",))
+    a.start()
+    assert first_in.wait(10)
+    b = threading.Thread(target=load, args=("fake_b",))
+    b.start()
+    b.join(0.3)  # without the lock, b's import starts at once
+    assert ("in", "irexec_fake_b") not in events
+    release.set()
+    a.join(10)
+    b.join(10)
+    assert events == [
+        ("in", "irexec_fake_a"),
+        ("out", "irexec_fake_a"),
+        ("in", "irexec_fake_b"),
+        ("out", "irexec_fake_b"),
+    ]
+    assert results == {"fake_a": True, "fake_b": True}

@@ -93,6 +93,12 @@ _lock = threading.Lock()  # counters and state changes
 # one loader at a time; re-entrant: a family's warm() runs ops whose dispatch may load (with
 # config.JIT "always", `use` calls `load`, which came back here and waited for itself)
 _load_lock = threading.RLock()
+# one import of kernel modules at a time: the warm-cache loader and the cold-cache compiler
+# (two threads, when one family is cached and another is not) imported numba at once, and
+# Python's import locks handed one of them a partly initialized numba ("partially initialized
+# module 'numba.core.types' has no attribute 'boolean'"), which turned the kernels off for the
+# process; held only for the imports, not for a compile
+_import_lock = threading.RLock()
 _state = "cold"  # every family: cold | loading | ready | failed
 _families: dict[str, str] = {}  # family -> loading | ready, in the library's policy (below)
 _quick: list[str] = []  # families loading from a warm cache: the second `infer` waits for them
@@ -394,12 +400,13 @@ def _import_family(family: str, mark_ready: bool = True) -> bool:
     with `mark_ready`, its calls take the kernels from now on."""
     global import_numba_s, _state
     try:
-        if "numba" not in sys.modules:
-            t0 = time.perf_counter()
-            import numba  # noqa: F401
+        with _import_lock:
+            if "numba" not in sys.modules:
+                t0 = time.perf_counter()
+                import numba  # noqa: F401
 
-            import_numba_s = time.perf_counter() - t0
-        importlib.import_module(FAMILIES[family][0])
+                import_numba_s = time.perf_counter() - t0
+            importlib.import_module(FAMILIES[family][0])
     except Exception as e:  # a broken numba install: the numpy paths still work
         _state = "failed"
         print(f"irexec: warning: numba kernels unavailable ({type(e).__name__}: {e}); using numpy", file=sys.stderr)
