@@ -196,3 +196,56 @@ def test_dense_convolution_of_few_channels_sums_its_taps_directly(kernels, monke
             view = xp[:, :, a * d[0] :, b * d[1] :][:, :, :: s[0], :: s[1]][:, :, : want.shape[2], : want.shape[3]]
             ref += np.einsum("nchw,oc->nohw", view, w[:, :, a, b].astype(np.float64))
     np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+
+
+FLAT_CASES = [
+    # (shape, out channels, groups, kernel, dilations, pads_begin, pads_end)
+    ((1, 20, 12, 11), 12, 1, (3, 3), (1, 1), (1, 1), (1, 1)),  # ResNet's 3x3 at a small size
+    ((2, 18, 9, 13), 10, 1, (3, 5), (2, 1), (2, 0), (1, 3)),  # dilations, asymmetric pads
+    ((1, 20, 7, 7), 16, 1, (3, 3), (1, 1), (0, 0), (0, 0)),  # no pads
+    ((1, 16, 10, 8), 12, 4, (3, 3), (1, 1), (1, 1), (1, 1)),  # groups: one product per group
+    ((1, 24, 6, 30), 9, 1, (1, 7), (1, 1), (0, 3), (0, 3)),  # a row kernel
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", FLAT_CASES, ids=[str(c[:3]) for c in FLAT_CASES])
+def test_unit_stride_convolution_columns_as_runs_of_the_padded_plane(kernels, monkeypatch, dtype, case):
+    """A unit-stride convolution's columns are whole runs of the padded plane, one copy per tap,
+    with output rows as wide as the padded input's; the product's extra columns are cropped
+    away: the numpy path's bits (it builds the same columns), and a float64 direct sum's."""
+    from irexec.kernels import conv as kc
+
+    shape, cout, groups, k, d, pb, pe = case
+    cin = shape[1]
+    x = R.standard_normal(shape).astype(dtype)
+    w = R.standard_normal((cout, cin // groups, *k)).astype(dtype)
+    attrs = dict(strides=[1, 1], dilations=list(d), pads_begin=list(pb), pads_end=list(pe), auto_pad="explicit")
+    op, weights = (
+        ("Convolution", w) if groups == 1 else ("GroupConvolution", w.reshape(groups, cout // groups, *w.shape[1:]))
+    )
+    calls = []
+    real = kc._flat_columns
+    monkeypatch.setattr(kc, "_flat_columns", lambda *a: calls.append(real(*a) is not None) or real(*a))
+    (got,) = run_op(op, "opset1", [x, weights], **attrs)
+    assert calls == [True]  # the runs' columns were the ones used
+    config.JIT = "never"
+    (want,) = run_op(op, "opset1", [x, weights], **attrs)
+    config.JIT = "always"
+    assert got.shape == want.shape and got.dtype == want.dtype == dtype
+    np.testing.assert_array_equal(got, want)  # the same columns in numpy: the same product
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pb[0], pe[0]), (pb[1], pe[1])])
+    ref = np.zeros(want.shape)
+    og, ig = cout // groups, cin // groups
+    for a in range(k[0]):
+        for b in range(k[1]):
+            view = xp[:, :, a * d[0] :, b * d[1] :][:, :, : want.shape[2], : want.shape[3]]
+            for gi in range(groups):
+                ref[:, gi * og : (gi + 1) * og] += np.einsum(
+                    "nchw,oc->nohw",
+                    view[:, gi * ig : (gi + 1) * ig],
+                    w[gi * og : (gi + 1) * og, :, a, b].astype(np.float64),
+                )
+    np.testing.assert_allclose(
+        got, ref, rtol=1e-4 if dtype == np.float32 else 1e-11, atol=1e-4 if dtype == np.float32 else 1e-11
+    )

@@ -5,7 +5,11 @@ over this `geometry.Window`"; the family picks the algorithm, numpy or numba, an
 - Dense convolutions of few input channels and few output channels (image stems) sum their
   taps straight from the input's stride phases, without columns (`_direct`).
 - Dense and grouped convolutions are im2col times the filters on BLAS, in float32 (float64 for
-  f64). 2-D float data with pads >= 0 builds its columns with the numba kernel of `conv_loops`
+  f64). At unit strides (2-D) the columns are whole runs of the padded plane, one copy per tap,
+  with output rows as wide as the padded input's, cropped after the product (`_flat_columns`,
+  the numba kernel, and `_numpy_flat_columns`: the same columns, the same bits; 3x3 over
+  1x16x28x28 110 -> 85 us with the kernels). Otherwise, 2-D float data with pads >= 0 builds
+  its columns with the numba kernel of `conv_loops`
   straight from the unpadded input when `jit.use` says it pays (one call instead of a padded
   copy and a slice copy per tap); otherwise a padded copy and one strided slice copy per tap.
   The columns are laid out (N, C*K, M), so W (Cout, C*K) @ columns is already (N, Cout, M).
@@ -77,6 +81,52 @@ def _kernel_columns(x: np.ndarray, win: Window) -> np.ndarray | None:
     planes = np.ascontiguousarray(x).reshape(n * c, *x.shape[2:])
     jit.parallel_for(k.im2col2d, n * c, jit.threads_for(cols.nbytes), planes, cols, win.plane, 0)
     return cols.reshape(n, c * kk, math.prod(win.out))
+
+
+def _flat_columns(x: np.ndarray, win: Window) -> tuple[np.ndarray, int] | None:
+    """(columns (N, C*K, OH*Wp), Wp) of a 2-D unit-stride convolution with pads >= 0 by
+    `conv_loops.im2col_flat`: output rows as wide as the padded input's (Wp), so each tap's
+    columns are one contiguous run of the padded plane; the product's rows are then cropped to
+    OW. None when the case is not that one or the kernels do not pay."""
+    if len(win.kernel) != 2 or x.dtype not in (np.float32, np.float64) or x.ndim != 4 or not x.size:
+        return None
+    if win.pointwise or any(s != 1 for s in win.strides) or any(b < 0 or e < 0 for b, e in win.pads):
+        return None
+    if any(o is None or o <= 0 for o in win.out):
+        return None
+    kk = math.prod(win.kernel)
+    if not jit.use(x.nbytes * kk, IM2COL_CALL_SAVING, FAMILY):
+        return None
+    from . import conv_loops as k
+
+    n, c, h, wd = x.shape
+    g = win.plane
+    wp = wd + g.pl + g.pr
+    cols = np.empty((n * c, *win.kernel, win.out[0] * wp), x.dtype)
+    planes = np.ascontiguousarray(x).reshape(n * c, h, wd)
+    jit.parallel_for(k.im2col_flat, n * c, jit.threads_for(cols.nbytes), planes, cols, g)
+    return cols.reshape(n, c * kk, win.out[0] * wp), wp
+
+
+def _numpy_flat_columns(x: np.ndarray, win: Window) -> tuple[np.ndarray, int] | None:
+    """`_flat_columns` in numpy, for the same cases with any pads (a negative one crops): the
+    input padded once, then one slice copy per tap of whole runs. The same columns, so the same
+    product and the same bits as the kernel's; None when the case is not a 2-D unit-stride one."""
+    if len(win.kernel) != 2 or x.ndim != 4 or not x.size or win.pointwise or any(s != 1 for s in win.strides):
+        return None
+    if any(o is None or o <= 0 for o in win.out):
+        return None
+    xp = _pad_input(compute_type(x), win.pads)
+    n, c, hp, wp = xp.shape
+    (kh, kw), (dh, dw), (oh, _) = win.kernel, win.dilations, win.out
+    length = oh * wp
+    flat = np.zeros((n, c, hp * wp + (kw - 1) * dw), xp.dtype)
+    flat[:, :, : hp * wp] = xp.reshape(n, c, hp * wp)
+    cols = np.empty((n, c, kh, kw, length), xp.dtype)
+    for a in range(kh):
+        for b in range(kw):
+            cols[:, :, a, b] = flat[:, :, a * dh * wp + b * dw : a * dh * wp + b * dw + length]
+    return cols.reshape(n, c * kh * kw, length), wp
 
 
 def _tiled(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
@@ -229,6 +279,13 @@ def convolution(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> n
             y = _tiled(x, w, win)
         if y is not None:
             return y
+    flat = _flat_columns(x, win)
+    if flat is None:
+        flat = _numpy_flat_columns(x, win)
+    if flat is not None:
+        cols, wp = flat
+        y = _gemm(cols, filters(w, cols.dtype), (win.out[0], wp), groups)
+        return np.ascontiguousarray(y[..., : win.out[1]])
     cols = _kernel_columns(x, win)
     if cols is None:
         xp = _pad_input(compute_type(x), win.pads)

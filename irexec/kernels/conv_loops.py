@@ -367,6 +367,35 @@ def im2col2d(t_lo, t_hi, x, cols, g, i0):
                             cols[p, a, b, i, np.uintp(j_lo + j)] = x[p, y, np.uintp(base + sw * j)]
 
 
+@njit(error_model="numpy")
+def im2col_flat(t_lo, t_hi, x, cols, g):
+    """cols[p, a, b, m] = xpad[p].flat[a*dh*wp + b*dw + m] for m < cols.shape[3] (oh * wp), xpad
+    being plane p padded by the window's pads (>= 0) and wp its width: the columns of a
+    unit-stride convolution as whole runs of the padded plane, one copy per tap, with output rows
+    as wide as the padded input's (the product's last wp - ow columns of each row are thrown
+    away). The plane is padded once, in a zeroed scratch plane (its borders never written), so
+    each tap is one contiguous copy: for 3x3 over 1x16x28x28, 52 -> 9 us against `im2col2d`'s
+    row pieces of 28."""
+    pt, pl, dh, dw = g.pt, g.pl, g.dh, g.dw
+    _, h, w = x.shape
+    _, kh, kw, n = cols.shape
+    wp = w + pl + g.pr
+    # every tap's run ends inside: (kh - 1) dh wp + (kw - 1) dw + n <= hp wp + (kw - 1) dw
+    flat = np.zeros((h + pt + g.pb) * wp + (kw - 1) * dw, x.dtype)
+    for p in range(t_lo, t_hi):
+        for i in range(h):
+            dst = flat[(pt + i) * wp + pl :]
+            src = x[p, i]
+            for j in range(w):
+                dst[j] = src[j]
+        for a in range(kh):
+            for b in range(kw):
+                run = flat[a * dh * wp + b * dw :]
+                dst = cols[p, a, b]
+                for m in range(n):
+                    dst[m] = run[m]
+
+
 def warm() -> None:
     for dt in (np.float32, np.float64):
         xp = np.ones((2, 6, 6), dt)
@@ -375,6 +404,8 @@ def warm() -> None:
             o = (6 - 3) // s + 1
             depthwise2d(0, 2, xp, w, np.empty((2, o, o), dt), 2, Window2d(3, 3, s, s, 1, 1, 0, 0, 0, 0))
             im2col2d(0, 2, xp, np.empty((2, 3, 3, o + 1, o + 1), dt), Window2d(3, 3, s, s, 1, 1, 1, 1, 1, 1), 0)
+            if s == 1:
+                im2col_flat(0, 2, xp, np.empty((2, 3, 3, 6 * 8), dt), Window2d(3, 3, 1, 1, 1, 1, 1, 1, 1, 1))
             g = Window2d(3, 3, s, s, 1, 1, 1, 1, 1, 1)
             phases = np.zeros((2, s, s, -(-8 // s), -(-8 // s)), dt)
             deal_planes(0, 2, xp, phases, g)
