@@ -83,16 +83,25 @@ def _kernel_columns(x: np.ndarray, win: Window) -> np.ndarray | None:
     return cols.reshape(n, c * kk, math.prod(win.out))
 
 
+def _runs_case(x: np.ndarray, win: Window) -> bool:
+    """A 2-D unit-stride convolution of known, non-empty output (not pointwise): the case whose
+    columns are runs of the padded plane (`_flat_columns`, `_numpy_flat_columns`)."""
+    return (
+        len(win.kernel) == 2
+        and x.ndim == 4
+        and x.size > 0
+        and not win.pointwise
+        and all(s == 1 for s in win.strides)
+        and all(o is not None and o > 0 for o in win.out)
+    )
+
+
 def _flat_columns(x: np.ndarray, win: Window) -> tuple[np.ndarray, int] | None:
     """(columns (N, C*K, OH*Wp), Wp) of a 2-D unit-stride convolution with pads >= 0 by
     `conv_loops.im2col_flat`: output rows as wide as the padded input's (Wp), so each tap's
     columns are one contiguous run of the padded plane; the product's rows are then cropped to
     OW. None when the case is not that one or the kernels do not pay."""
-    if len(win.kernel) != 2 or x.dtype not in (np.float32, np.float64) or x.ndim != 4 or not x.size:
-        return None
-    if win.pointwise or any(s != 1 for s in win.strides) or any(b < 0 or e < 0 for b, e in win.pads):
-        return None
-    if any(o is None or o <= 0 for o in win.out):
+    if not _runs_case(x, win) or x.dtype not in (np.float32, np.float64) or any(b < 0 or e < 0 for b, e in win.pads):
         return None
     kk = math.prod(win.kernel)
     if not jit.use(x.nbytes * kk, IM2COL_CALL_SAVING, FAMILY):
@@ -112,9 +121,7 @@ def _numpy_flat_columns(x: np.ndarray, win: Window) -> tuple[np.ndarray, int] | 
     """`_flat_columns` in numpy, for the same cases with any pads (a negative one crops): the
     input padded once, then one slice copy per tap of whole runs. The same columns, so the same
     product and the same bits as the kernel's; None when the case is not a 2-D unit-stride one."""
-    if len(win.kernel) != 2 or x.ndim != 4 or not x.size or win.pointwise or any(s != 1 for s in win.strides):
-        return None
-    if any(o is None or o <= 0 for o in win.out):
+    if not _runs_case(x, win):
         return None
     xp = _pad_input(compute_type(x), win.pads)
     n, c, hp, wp = xp.shape

@@ -41,6 +41,7 @@ _FM = {"reassoc", "contract", "nsz", "arcp"}
 # one), 16384 30.4-31.5 (15.5-15.7): fewer, longer row segments per tile
 TILE = 16384
 FLUSH = 8  # rows summed in a column tile's element-type lanes before a float64 flush
+_ZNVER = get_host_cpu_name().startswith("znver")  # an AMD EPYC's cores (below)
 # longest rows folded two at a time (`_fold2`); longer ones go one at a time, a single stream.
 # The best split depends on the processor's prefetchers, so it is chosen by the processor LLVM
 # compiles for. On an AMD EPYC (znver4), rows of 96-4096 float32 summed in float64 from memory
@@ -50,7 +51,7 @@ FLUSH = 8  # rows summed in a column tile's element-type lanes before a float64 
 # (emeraldrapids) is the other way round: rows of 4096 two at a time 15.5 -> 17.8 GB/s on one
 # thread, and the mean over (2, 3) on two 0.69 -> 0.87 of the streaming limit (0.69 -> 1.02 of
 # OpenVINO) with pairs at every length. numba's cache is keyed by the processor too.
-PAIR_MAX = 64 if get_host_cpu_name().startswith("znver") else 1 << 30
+PAIR_MAX = 64 if _ZNVER else 1 << 30
 # Rows are folded by chunks of CHUNK elements, each chunk first asking for the cache lines
 # AHEAD bytes further on (a software prefetch): on the Intel Xeon (emeraldrapids), one thread
 # summing float32 rows in float64 read memory at 9.5 GB/s on rows of 64 and 10.1 on rows of
@@ -58,7 +59,7 @@ PAIR_MAX = 64 if get_host_cpu_name().startswith("znver") else 1 << 30
 # ahead alike; the whole next row asked for at once, 6.5 on long rows). The AMD EPYC's single
 # streams read at the streaming limit without it (above): there AHEAD is 0 and the loops are
 # the plain ones.
-AHEAD = 0 if get_host_cpu_name().startswith("znver") else 4096
+AHEAD = 0 if _ZNVER else 4096
 CHUNK = 64
 
 
@@ -488,41 +489,16 @@ def reduce_columns(t_lo, t_hi, x, splits, part, out, code, init, epi, count, til
 
 
 @nb.njit(fastmath=_FM, inline="always")
-def _fold_back_with(acc, k, e, dst, code, epi, count):
-    """`_fold_back` for one constant `code`: each group's rows folded into its first row in
-    order (contiguous loops), then finished and stored once."""
+def _fold_back(acc, k, e, dst, combine, epi, count):
+    """dst[g*e + m] = finish(fold over r < k of acc[(g*k + r)*e + m]) for a tile acc of whole
+    groups of k rows of e values: each group's rows folded into its first row in order by
+    `combine` (`_tile`, contiguous loops), then finished and stored once."""
     for g in range(acc.size // (k * e)):
         first = acc[g * k * e : g * k * e + e]
         for r in range(1, k):
-            row = acc[(g * k + r) * e : (g * k + r + 1) * e]
-            if code == MUL:
-                for m in range(e):
-                    first[m] = first[m] * row[m]
-            elif code == MAX:
-                for m in range(e):
-                    first[m] = maximum(first[m], row[m])
-            elif code == MIN:
-                for m in range(e):
-                    first[m] = minimum(first[m], row[m])
-            else:
-                for m in range(e):
-                    first[m] = first[m] + row[m]
+            _tile(first, acc[(g * k + r) * e : (g * k + r + 1) * e], combine)
         for m in range(e):
             _store(dst, g * e + m, first[m], epi, count)
-
-
-@nb.njit(fastmath=_FM, inline="always")
-def _fold_back(acc, k, e, dst, combine, epi, count):
-    """dst[g*e + m] = finish(fold over r < k of acc[(g*k + r)*e + m]) for a tile acc of whole
-    groups of k rows of e values (the branch on `combine` outside the loops)."""
-    if combine == MUL:
-        _fold_back_with(acc, k, e, dst, MUL, epi, count)
-    elif combine == MAX:
-        _fold_back_with(acc, k, e, dst, MAX, epi, count)
-    elif combine == MIN:
-        _fold_back_with(acc, k, e, dst, MIN, epi, count)
-    else:
-        _fold_back_with(acc, k, e, dst, ADD, epi, count)
 
 
 @nb.njit(fastmath=_FM, inline="always")
