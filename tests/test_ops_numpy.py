@@ -832,6 +832,64 @@ def test_blocked_attention_matches_the_numpy_path(kernels, monkeypatch, block, d
         close(y, want.astype(np.float64), rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-6)
 
 
+def _attention64(q, k, v, scale, keep):
+    """softmax(q k^T * scale) v in float64, row r of batch item b keeping its first keep[b, r]
+    keys (the oracle of the fused rows)."""
+    s = np.einsum("...le,...se->...ls", q.astype(np.float64), k.astype(np.float64)) * scale
+    s = np.where(np.arange(k.shape[-2]) < keep[..., None], s, -np.inf)
+    with np.errstate(invalid="ignore"):  # the NaN and infinite rows
+        p = softmax64(s, -1)
+    return np.einsum("...ls,...se->...le", p, v.astype(np.float64))
+
+
+@pytest.mark.parametrize("e,ev", [(8, 8), (16, 16), (12, 13), (3, 5), (32, 5)])
+@pytest.mark.parametrize("mask_kind", [None, "causal", "causal_wide", "padding"])
+def test_fused_attention_rows_against_float64(kernels, monkeypatch, e, ev, mask_kind):
+    """Heads of few embeddings go by the fused rows (scores, softmax and the weighted values per
+    query row, each row keeping a prefix of the keys): no mask, causal with more queries than
+    keys and fewer, and a boolean padding mask (a different prefix per batch item), with eight
+    embeddings at a time and the rest, eight values at a time and the rest, and wider heads by
+    the BLAS blocks; against float64 and against the numpy path, a NaN query row and an
+    infinite key included (their rows take the general softmax: NaN, as numpy)."""
+    from irexec.kernels import attention as ka
+
+    lq, lk = (130, 150) if mask_kind == "causal_wide" else (150, 130)
+    q, k, v = (R.standard_normal(s).astype(np.float32) for s in ((2, 3, lq, e), (2, 3, lk, e), (2, 3, lk, ev)))
+    q[1, 2, 7, 0] = np.nan
+    k[0, 1, 100, 0] = np.inf  # the rows keeping key 100: +-inf scores
+    inputs = [q, k, v]
+    keep = np.broadcast_to(np.int64(lk), (2, 3, lq))
+    if mask_kind in ("causal", "causal_wide"):
+        keep = np.broadcast_to(np.minimum(lk, np.arange(1, lq + 1)), (2, 3, lq))
+    elif mask_kind == "padding":
+        lengths = np.array([lk, 37])
+        inputs += [(np.arange(lk) < lengths[:, None])[:, None, None, :], np.array(0.3, np.float32)]
+        keep = np.broadcast_to(lengths[:, None, None], (2, 3, lq))
+    scale = 0.3 if mask_kind == "padding" else 1 / math.sqrt(e)
+    calls = []
+    real = ka._fused
+
+    def spy(*args):
+        y = real(*args)
+        calls.append(y is not None)
+        return y
+
+    monkeypatch.setattr(ka, "_fused", spy)
+    causal = mask_kind in ("causal", "causal_wide")
+    (got,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=(), causal=causal)
+    # the fused rows ran: heads of up to 8 embeddings, and of up to 16 where a mask hides keys
+    assert calls == [max(e, ev) <= (16 if mask_kind else 8)]
+    want = _attention64(q, k, v, scale, keep)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    close(got, want, rtol=1e-5, atol=2e-6)
+    config.JIT = "never"
+    (numpy_path,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=(), causal=causal)
+    config.JIT = "always"
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(numpy_path))
+    close(got, numpy_path.astype(np.float64), rtol=1e-5, atol=2e-6)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_attention_softmax_kernel_matches_the_numpy_path(kernels, dtype):
     """Scale, causal mask and softmax fused in one kernel pass give the numpy path's numbers

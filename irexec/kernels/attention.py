@@ -9,6 +9,10 @@ and softmax as the op's numpy path, rounded once, with the products on BLAS.
   the products on one BLAS thread each. Keys that no query of a block keeps are not computed:
   a causal mask's (the `causal` attribute, or a boolean mask whose rows end in a masked tail)
   upper triangle is skipped, half the work of a causal attention.
+- Heads of up to 8 embeddings (16 under a causal or boolean prefix mask) whose rows each keep
+  a prefix of the keys skip BLAS: `normalize_loops.attention_fused_rows` takes each query row's
+  scores, softmax and weighted sum of the values in the L1 cache, the probabilities never
+  stored (`_fused`; llama's (1, 4, 512, 8) causal attention 1.18 -> 0.79 ms on two threads).
 - `attention_softmax_out` / `attention_masked_softmax_out`: the fused softmax of whole score
   tensors (short sequences, batch dims that broadcast).
 - `attention_numpy`: before the kernels are loaded (or without them), long sequences by the
@@ -237,7 +241,7 @@ def attention(
     nbytes = math.prod(lead) * length * keys * q.itemsize
     if not jit.use(nbytes, SMALL_CALL_SAVING, FAMILY):
         return None
-    m = last = None
+    m = last = prefix = None
     if mask is not None and not causal:
         ready = prepared_mask(mask, lead, length, keys)
         if ready is None:
@@ -247,6 +251,9 @@ def attention(
 
     batch, q3, k3, v3 = _flat_batch(q, k, v)
     threads = jit.threads_for(nbytes, SOFTMAX_COST)
+    fused = _fused(q3, k3, v3, scale, causal, m, prefix, threads)
+    if fused is not None:
+        return fused.reshape(lead + (length, ev))
     rows = _block_rows(batch, length, keys, threads)
     per = math.ceil(length / rows)
     out = np.empty((batch, length, ev), q.dtype)
@@ -279,6 +286,73 @@ def attention(
     with blas.one_thread():
         jit.parallel_for(task, batch * per, threads)
     return out.reshape(lead + (length, ev))
+
+
+# heads of at most this many embeddings (query and value) go by the fused rows; of up to
+# FUSED_MASKED_MAX_E when a mask hides keys (the rows skip them one by one, BLAS by blocks).
+# Measured against the BLAS blocks, two threads, (1, H, 512, E) float32, a causal boolean mask /
+# none: E 8 0.63 / 0.83, E 16 0.80 / 1.08, E 32 1.07 / 1.37, E 64 1.55 / 2.16
+FUSED_MAX_E = 8
+FUSED_MASKED_MAX_E = 16
+# query rows a fused task: the causal rows of a block cost alike
+FUSED_ROWS = 16
+
+
+def _fused(
+    q3: np.ndarray,
+    k3: np.ndarray,
+    v3: np.ndarray,
+    scale: float,
+    causal: bool,
+    m: MaskRows | None,
+    prefix: np.ndarray | None,
+    threads: int,
+) -> np.ndarray | None:
+    """softmax(q k^T * scale) v by `normalize_loops.attention_fused_rows`, (batch, L, Ev), for
+    float32 heads of few embeddings whose rows each keep a prefix of the keys (no mask, causal,
+    or a boolean mask of prefixes); None otherwise. With 8 or 16 embeddings a head, a product
+    on BLAS is mostly its own overhead and its output's stores: the scores, their softmax and
+    the weighted sum of the values per row in the L1 cache (the keys and values transposed
+    once, so that each loop runs along the keys)."""
+    batch, length, e = q3.shape
+    keys, ev = k3.shape[1], v3.shape[2]
+    widest = FUSED_MASKED_MAX_E if causal or m is not None else FUSED_MAX_E
+    if q3.dtype != np.float32 or max(e, ev) > widest or not keys:
+        return None
+    if m is not None:
+        if not m.select:
+            return None
+        keep = prefix[m.index]
+        if keep.min() <= 0:  # a row keeping no key, or not a prefix
+            return None
+    elif causal:
+        keep = np.minimum(keys, np.arange(1, length + 1))
+        keep = np.broadcast_to(keep, (batch, length)).reshape(-1)
+    else:
+        keep = np.full(batch * length, keys, np.int64)
+    from . import normalize_loops as kl
+
+    kt = np.ascontiguousarray(k3.transpose(0, 2, 1))
+    vt = np.ascontiguousarray(v3.transpose(0, 2, 1))
+    q3 = np.ascontiguousarray(q3)
+    out = np.empty((batch, length, ev), np.float32)
+    blocks = -(-length // FUSED_ROWS)
+    keep = np.ascontiguousarray(keep, np.int64)
+    jit.parallel_for(
+        kl.attention_fused_rows,
+        batch * blocks,
+        threads,
+        q3,
+        kt,
+        vt,
+        out,
+        keep,
+        blocks,
+        FUSED_ROWS,
+        scale,
+        fma_scale(q3, scale),
+    )
+    return out
 
 
 # float64 scores per numpy block (512 KiB)
