@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -201,9 +202,9 @@ def test_the_families_calibrated_are_those_with_probes():
     jit._getcpu is None or len(os.sched_getaffinity(0)) < 2, reason="thread affinity needs Linux and two cores"
 )
 def test_kernel_threads_keep_off_the_callers_core():
-    """`jit.parallel_for` runs every task once, and its pool workers may run on every core of the
-    calling thread but the one the caller ran on when the region started (a worker woken onto
-    the caller's core shares it until the scheduler moves one of them)."""
+    """`jit.parallel_for` runs every task once, and its helper threads may run on every core of
+    the calling thread but the one the caller ran on when the region started (a helper woken
+    onto the caller's core shares it until the scheduler moves one of them)."""
     done = []
     lock = threading.Lock()
 
@@ -211,7 +212,7 @@ def test_kernel_threads_keep_off_the_callers_core():
         with lock:
             done.extend(range(lo, hi))
 
-    for _ in range(2):  # the first region starts the worker, which registers itself
+    for _ in range(2):  # the first region starts the helper
         done.clear()
         jit.parallel_for(task, 40, 2)
         assert sorted(done) == list(range(40))
@@ -226,12 +227,44 @@ def test_kernel_threads_keep_off_the_callers_core():
         assert set(jit._workers.values()) == {cpu}
 
 
+def test_a_region_never_waits_for_a_busy_helper():
+    """A helper busy elsewhere (another thread's region) holds up no region: the caller runs
+    every chunk itself and returns, and the helper, once free, finds nothing left of it."""
+    jit.parallel_for(lambda lo, hi: None, 2, 2)  # the helper exists
+    (helper,) = jit._team.helpers(1)
+    busy, release = threading.Event(), threading.Event()
+    helper.put(lambda: (busy.set(), release.wait(60)))
+    assert busy.wait(60)
+    ran = []
+    try:
+        jit.parallel_for(lambda lo, hi: ran.extend((t, threading.get_ident()) for t in range(lo, hi)), 40, 2)
+    finally:
+        release.set()
+    assert sorted(t for t, _ in ran) == list(range(40))
+    assert {who for _, who in ran} == {threading.get_ident()}
+    jit.parallel_for(lambda lo, hi: ran.extend((t, 0) for t in range(lo, hi)), 40, 2)  # the helper is free again
+    assert len(ran) == 80
+
+
+def test_what_a_chunk_raises_is_raised_in_the_caller():
+    """An exception in any chunk, whichever thread ran it, comes out of `parallel_for`, after
+    the helpers' chunks have finished."""
+
+    def task(lo, hi):
+        time.sleep(0.001)
+        if lo <= 30 < hi:
+            raise ValueError("task 30")
+
+    for _ in range(5):
+        with pytest.raises(ValueError, match="task 30"):
+            jit.parallel_for(task, 40, 2)
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 def test_a_forked_child_runs_parallel_regions():
-    """A child forked after the pool started gets a pool of its own (the parent's threads do
-    not exist in it: tasks queued for them would wait forever)."""
+    """A child forked after the helpers started gets helpers of its own (the parent's threads
+    do not exist in it)."""
     import signal
-    import time
 
     def task(lo, hi):
         pass
