@@ -788,7 +788,9 @@ def test_blocked_attention_matches_the_numpy_path(kernels, monkeypatch, block, d
     if block:
         monkeypatch.setattr(ka, "BLOCK_SCORES", block)
         monkeypatch.setattr(ka, "NUMPY_BLOCK_SCORES", block // 2)
-    q, k, v = (R.standard_normal(s).astype(dtype) for s in ((2, 3, lq, 8), (2, 3, lk, 8), (2, 3, lk, 5)))
+    # heads of 24 embeddings: the BLAS blocks (narrower float32 heads take the fused rows,
+    # test_fused_attention_rows_against_float64)
+    q, k, v = (R.standard_normal(s).astype(dtype) for s in ((2, 3, lq, 24), (2, 3, lk, 24), (2, 3, lk, 5)))
     q[1, 2, 7, 0] = np.nan
     inputs = [q, k, v]
     if mask_kind == "tril":
