@@ -198,12 +198,60 @@ def test_dense_convolution_of_few_channels_sums_its_taps_directly(kernels, monke
     np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
 
 
+GROUPED_DIRECT = [
+    # (shape, filters (G*Cout/G, C/G, kh, kw), groups, strides, pads_begin, pads_end)
+    ((1, 32, 1, 99), (32, 8, 1, 16), 4, (1, 1), (0, 8), (0, 8)),  # wav2vec2's positional convolution
+    ((2, 6, 17, 15), (8, 3, 3, 3), 2, (2, 1), (1, 0), (1, 2)),  # 2-D, two batch items
+    ((1, 12, 9, 10), (12, 2, 3, 3), 6, (1, 1), (1, 1), (1, 1)),  # six groups of 2 in, 2 out
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", GROUPED_DIRECT, ids=[str(c[:3]) for c in GROUPED_DIRECT])
+def test_grouped_convolution_of_few_channels_a_group_sums_its_taps_directly(kernels, monkeypatch, dtype, case):
+    """A grouped convolution whose groups are each a convolution of few channels runs group by
+    group without columns (`conv._direct_groups`): the numpy path's values to the data type's
+    rounding and a float64 sum's, NaN where an input is NaN."""
+    from irexec.kernels import conv as kc
+
+    shape, wshape, groups, s, pb, pe = case
+    x = R.standard_normal(shape).astype(dtype)
+    x[0, -1, 0, 3] = np.nan
+    w = R.standard_normal(wshape).astype(dtype)
+    wg = w.reshape(groups, wshape[0] // groups, *wshape[1:])
+    attrs = dict(strides=list(s), dilations=[1, 1], pads_begin=list(pb), pads_end=list(pe), auto_pad="explicit")
+    calls = []
+    real = kc._direct_groups
+    monkeypatch.setattr(kc, "_direct_groups", lambda *a: calls.append(real(*a) is not None) or real(*a))
+    (got,) = run_op("GroupConvolution", "opset1", [x, wg], **attrs)
+    assert calls == [True]  # the grouped direct path ran
+    config.JIT = "never"
+    (want,) = run_op("GroupConvolution", "opset1", [x, wg], **attrs)
+    config.JIT = "always"
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got).any()
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pb[0], pe[0]), (pb[1], pe[1])])
+    ref = np.zeros(want.shape)
+    og, ig = wshape[0] // groups, shape[1] // groups
+    for g in range(groups):
+        for a in range(wshape[2]):
+            for b in range(wshape[3]):
+                view = xp[:, g * ig : (g + 1) * ig, a:, b:][:, :, :: s[0], :: s[1]][
+                    :, :, : want.shape[2], : want.shape[3]
+                ]
+                ref[:, g * og : (g + 1) * og] += np.einsum("nchw,oc->nohw", view, w[g * og : (g + 1) * og, :, a, b])
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+
+
 FLAT_CASES = [
     # (shape, out channels, groups, kernel, dilations, pads_begin, pads_end)
     ((1, 20, 12, 11), 12, 1, (3, 3), (1, 1), (1, 1), (1, 1)),  # ResNet's 3x3 at a small size
     ((2, 18, 9, 13), 10, 1, (3, 5), (2, 1), (2, 0), (1, 3)),  # dilations, asymmetric pads
     ((1, 20, 7, 7), 16, 1, (3, 3), (1, 1), (0, 0), (0, 0)),  # no pads
-    ((1, 16, 10, 8), 12, 4, (3, 3), (1, 1), (1, 1), (1, 1)),  # groups: one product per group
+    ((1, 16, 10, 8), 40, 4, (3, 3), (1, 1), (1, 1), (1, 1)),  # groups (of 10 outputs): one product per group
     ((1, 24, 6, 30), 9, 1, (1, 7), (1, 1), (0, 3), (0, 3)),  # a row kernel
 ]
 
