@@ -991,7 +991,7 @@ def test_attention_float32_softmax_against_float64(kernels, scale, causal):
     out = np.empty_like(rows)
     fma = fma_scale(rows, scale)
     assert fma == (scale != 0.0 and scale in (float(np.float32(-0.7)), float(np.float32(0.3)), 1.0))
-    kl.attention_softmax_rows(0, length, rows, out, scale, causal, length, 0, True, fma)
+    kl.attention_softmax_rows(0, length, rows, out, scale, causal, length, 0, True, fma, np.empty(0))
     s = rows.astype(np.float64) * scale
     if causal:  # row r is query r: it keeps keys up to r
         s[np.arange(300)[None, :] > np.arange(length)[:, None]] = -np.inf

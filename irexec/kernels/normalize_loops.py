@@ -343,52 +343,81 @@ def _attention_row_f32(row, keep, scale, fma, e, dst):
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _added_mask_exps_f32(row, mk, scale, e):
+    """The exponentials of `_added_mask_row_f32` into e[:keep] and (the reciprocal of their
+    float64 sum, keep); (0.0, 0) when every score is -inf or the max is not finite."""
+    keep = row.size
+    while keep > 0 and np.float64(row[keep - 1]) * scale + np.float64(mk[keep - 1]) == -np.inf:
+        keep -= 1
+    if keep == 0:
+        return 0.0, 0
+    m = -np.inf
+    for j in range(keep):
+        m = maximum(m, np.float64(row[j]) * scale + np.float64(mk[j]))
+    if not (m > -np.inf and m < np.inf):
+        return 0.0, 0
+    for j in range(keep):
+        e[j] = exp_neg_f32(np.float32((np.float64(row[j]) * scale + np.float64(mk[j])) - m))
+    return 1.0 / _sum_f64(e, keep), keep
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
 def _added_mask_row_f32(row, mk, scale, e, dst):
     """`_attention_row_f32` of row * scale + mk (a float mask's row, added in float64) up to
     its last score that is not -inf, without writing the sums out: each is computed again by
     the pass that needs it (the same float64 operations). False, nothing written, when every
     score is -inf or the max is not finite (the general row)."""
-    n = dst.size
-    keep = n
-    while keep > 0 and np.float64(row[keep - 1]) * scale + np.float64(mk[keep - 1]) == -np.inf:
-        keep -= 1
-    if keep == 0:
+    inv, keep = _added_mask_exps_f32(row, mk, scale, e)
+    if inv == 0.0:
         return False
-    m = -np.inf
-    for j in range(keep):
-        m = maximum(m, np.float64(row[j]) * scale + np.float64(mk[j]))
-    if not (m > -np.inf and m < np.inf):
-        return False
-    for j in range(keep):
-        e[j] = exp_neg_f32(np.float32((np.float64(row[j]) * scale + np.float64(mk[j])) - m))
-    inv = 1.0 / _sum_f64(e, keep)
     for j in range(keep):
         dst[j] = np.float64(e[j]) * inv
-    for j in range(keep, n):
+    for j in range(keep, dst.size):
         dst[j] = 0.0
     return True
 
 
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _exps_row(inv, keep, dst, inv_out, r):
+    """After exponentials written into dst[:keep] with `inv` the reciprocal of their sum (0.0:
+    the row failed, nothing written): dst's tail zeroed and inv_out[r] = inv; whether the row
+    is done."""
+    if inv == 0.0:
+        return False
+    for j in range(keep, dst.size):
+        dst[j] = 0.0
+    inv_out[r] = inv
+    return True
+
+
 @njit(fastmath=_EXACT_FM, error_model="numpy")
-def attention_softmax_rows(t_lo, t_hi, scores, out, scale, causal, length, first, f32, fma):
+def attention_softmax_rows(t_lo, t_hi, scores, out, scale, causal, length, first, f32, fma, inv):
     """Attention's softmax over rows of raw scores q.k (float32 or float64): each score times
     `scale` in float64, the causal mask (row r is query q = (first + r) % length; key j is kept
     when j <= q) applied as -inf, then the softmax as `softmax_rows` computes it, one
     rounding into out. The same float64 operations as scaling, masking and softmax apart; for a
     float32 result (`f32`) `_attention_row_f32`'s, with float32 exponentials (`fma`: float32
-    scores and `attention.fma_scale`)."""
+    scores and `attention.fma_scale`). With `inv` (one float64 a row; empty: none) a float32
+    row's exponentials stay unnormalized in out and inv[r] is the reciprocal of their sum (the
+    caller scales what it computes from the row instead: a pass over the row saved); a row
+    the general way is normalized, inv[r] = 1."""
     n = scores.shape[1]
     e = np.empty(n)
     e32 = np.empty(n, np.float32)
+    raw = inv.size > 0
     for r in range(t_lo, t_hi):
         keep = min(n, (first + r) % length + 1) if causal else n
-        if f32 and _attention_row_f32(scores[r], keep, scale, fma, e32, out[r]):
+        if f32 and raw and _exps_row(_attention_exps_f32(scores[r], keep, scale, fma, out[r]), keep, out[r], inv, r):
+            continue
+        if f32 and not raw and _attention_row_f32(scores[r], keep, scale, fma, e32, out[r]):
             continue
         _softmax_row_out(scores[r], keep, scale, False, e, out[r])
+        if raw:
+            inv[r] = 1.0
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy")
-def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, out, scale, f32, fma):
+def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, out, scale, f32, fma, inv):
     """Attention's softmax over rows of raw scores q.k with an attention mask: row r's mask is
     mask[mask_row[r]]; a boolean mask (`select`) keeps score * scale where it is true (-inf elsewhere), a
     float mask is added to score * scale, in float64. The softmax is then `softmax_rows`'s (for
@@ -398,19 +427,31 @@ def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, ou
     first k > 0 keys and no other (`mask_bounds`' prefix; -1 otherwise) takes, for a float32
     result, the causal kernel's row: the raw scores up to k, without the masked copy (the same
     operations: score * scale, then * 1.0); a row whose maximum is not finite goes the general
-    way."""
+    way. `inv`: as `attention_softmax_rows`'s."""
     n = scores.shape[1]
     e = np.empty(n)
     e32 = np.empty(n, np.float32)
     t = np.empty(n)
+    raw = inv.size > 0
     for r in range(t_lo, t_hi):
         row = scores[r]
-        k = prefix[mask_row[r]]
-        if f32 and k > 0 and _attention_row_f32(row, min(k, n), scale, fma, e32, out[r]):
-            continue
+        k = min(prefix[mask_row[r]], n)
+        dst = out[r]
+        if f32 and k > 0:
+            if raw and _exps_row(_attention_exps_f32(row, k, scale, fma, dst), k, dst, inv, r):
+                continue
+            if not raw and _attention_row_f32(row, k, scale, fma, e32, dst):
+                continue
         mk = mask[mask_row[r]]
-        if f32 and not select and _added_mask_row_f32(row, mk, scale, e32, out[r]):
-            continue
+        if f32 and not select:
+            if raw:
+                got, keep = _added_mask_exps_f32(row, mk, scale, dst)
+                if _exps_row(got, keep, dst, inv, r):
+                    continue
+            elif _added_mask_row_f32(row, mk, scale, e32, dst):
+                continue
+        if raw:
+            inv[r] = 1.0
         if select:
             for j in range(n):
                 t[j] = np.float64(row[j]) * scale if mk[j] else -np.inf
@@ -422,9 +463,9 @@ def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, ou
             keep -= 1
         if keep == 0:
             keep = n  # every score masked: the softmax of -inf everywhere, NaN as the numpy path's
-        if f32 and _attention_row_f32(t, keep, 1.0, False, e32, out[r]):
+        if f32 and _attention_row_f32(t, keep, 1.0, False, e32, dst):
             continue
-        _softmax_row_out(t, keep, 1.0, False, e, out[r])
+        _softmax_row_out(t, keep, 1.0, False, e, dst)
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
@@ -712,13 +753,13 @@ def warm() -> None:
         normalize_rows(0, 2, x, out, 1e-5, True, True)
         normalize_cols(0, 2, x.reshape(1, 2, 8), out.reshape(1, 2, 8), 1e-5, True, True, 4)
         group_norm_rows(0, 2, x.reshape(2, 2, 4), out.reshape(2, 2, 4), 1e-5, np.ones((2, 2)), np.zeros((2, 2)))
-        attention_softmax_rows(0, 2, x, out, 0.5, True, 2, 0, dt == np.float32, dt == np.float32)
-        rows = np.zeros(2, np.int64)
-        for mask in (np.ones((1, 8), np.bool_), np.zeros((1, 8), dt)):
-            prefix = np.full(1, -1, np.int64)
-            attention_masked_rows(
-                0, 2, x, mask, rows, prefix, mask.dtype == np.bool_, out, 0.5, dt == np.float32, dt == np.float32
-            )
+        for inv in (np.empty(0), np.empty(2)):
+            attention_softmax_rows(0, 2, x, out, 0.5, True, 2, 0, dt == np.float32, dt == np.float32, inv)
+            rows = np.zeros(2, np.int64)
+            for mask in (np.ones((1, 8), np.bool_), np.zeros((1, 8), dt)):
+                prefix = np.full(1, -1, np.int64)
+                f32 = dt == np.float32
+                attention_masked_rows(0, 2, x, mask, rows, prefix, mask.dtype == np.bool_, out, 0.5, f32, f32, inv)
     q = np.ones((1, 2, 4), np.float32)
     keep = np.ones(2, np.int64)
     attention_fused_rows(
