@@ -167,8 +167,9 @@ DIRECT = [
 def test_dense_convolution_of_few_channels_sums_its_taps_directly(kernels, monkeypatch, dtype, case):
     """A dense convolution of few input and output channels (an image stem) sums its taps
     straight from the input's stride phases (`conv_loops.dense_phased`): the numpy path's
-    values to the data type's rounding, a float64 sum's, the right shape and type, and NaN
-    where an input is NaN (a padded cell never is)."""
+    values to the data type's rounding, a float64 sum's, the right shape and type, NaN
+    where an input is NaN (a padded cell never is), and the same bits with its tasks on two
+    threads."""
     from irexec.kernels import conv as kc
 
     shape, wshape, s, d, pb, pe = case
@@ -181,6 +182,10 @@ def test_dense_convolution_of_few_channels_sums_its_taps_directly(kernels, monke
     monkeypatch.setattr(kc, "_direct", lambda *a: calls.append(1) or real(*a))
     (got,) = run_op("Convolution", "opset1", [x, w], **attrs)
     assert calls and real(x, w, _window(shape, wshape, s, d, pb, pe)) is not None  # the direct path ran
+    monkeypatch.setattr(kc, "DIRECT_SPLIT_FMAS", 1)  # its tasks on two threads: the same bits
+    monkeypatch.setattr(config, "NUM_THREADS", 2)
+    (split,) = run_op("Convolution", "opset1", [x, w], **attrs)
+    np.testing.assert_array_equal(split, got)
     config.JIT = "never"
     (want,) = run_op("Convolution", "opset1", [x, w], **attrs)
     config.JIT = "always"
