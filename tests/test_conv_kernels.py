@@ -152,6 +152,22 @@ def test_one_dimensional_convolutions_go_as_height_one_maps(kernels, groups, cin
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
 
 
+def _numpy_path_agrees(op: str, inputs: list, attrs: dict, got: np.ndarray, dtype) -> tuple[np.ndarray, float]:
+    """(the op by the numpy path, the tolerance): its shape, type and NaNs are `got`'s (which
+    has some NaN), its values `got`'s to the data type's rounding."""
+    config.JIT = "never"
+    try:
+        (want,) = run_op(op, "opset1", inputs, **attrs)
+    finally:
+        config.JIT = "always"
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got).any()
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    return want, tol
+
+
 DIRECT = [
     # (shape, filters, strides, dilations, pads_begin, pads_end): few input and output channels
     ((2, 3, 40, 37), (8, 3, 7, 7), (2, 2), (1, 1), (3, 3), (3, 3)),  # a ResNet stem: 4 + 3 taps a row
@@ -186,14 +202,7 @@ def test_dense_convolution_of_few_channels_sums_its_taps_directly(kernels, monke
     monkeypatch.setattr(config, "NUM_THREADS", 2)
     (split,) = run_op("Convolution", "opset1", [x, w], **attrs)
     np.testing.assert_array_equal(split, got)
-    config.JIT = "never"
-    (want,) = run_op("Convolution", "opset1", [x, w], **attrs)
-    config.JIT = "always"
-    assert got.shape == want.shape and got.dtype == want.dtype
-    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-    assert np.isnan(got).any()
-    tol = 1e-5 if dtype == np.float32 else 1e-12
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    want, tol = _numpy_path_agrees("Convolution", [x, w], attrs, got, dtype)
     xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pb[0], pe[0]), (pb[1], pe[1])])
     ref = np.zeros(want.shape)
     for a in range(wshape[2]):
@@ -230,14 +239,7 @@ def test_grouped_convolution_of_few_channels_a_group_sums_its_taps_directly(kern
     monkeypatch.setattr(kc, "_direct_groups", lambda *a: calls.append(real(*a) is not None) or real(*a))
     (got,) = run_op("GroupConvolution", "opset1", [x, wg], **attrs)
     assert calls == [True]  # the grouped direct path ran
-    config.JIT = "never"
-    (want,) = run_op("GroupConvolution", "opset1", [x, wg], **attrs)
-    config.JIT = "always"
-    assert got.shape == want.shape and got.dtype == want.dtype
-    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-    assert np.isnan(got).any()
-    tol = 1e-5 if dtype == np.float32 else 1e-12
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    want, tol = _numpy_path_agrees("GroupConvolution", [x, wg], attrs, got, dtype)
     xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pb[0], pe[0]), (pb[1], pe[1])])
     ref = np.zeros(want.shape)
     og, ig = wshape[0] // groups, shape[1] // groups

@@ -765,6 +765,19 @@ def test_attention_masked_softmax_kernel_matches_the_numpy_path(kernels, dtype, 
     close(got, want.astype(np.float64), rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-7)
 
 
+def _answers(monkeypatch, target: str, real) -> list[bool]:
+    """Replace `target` (real) with a spy: the list of whether each call answered (not None)."""
+    calls: list[bool] = []
+
+    def spy(*args):
+        y = real(*args)
+        calls.append(y is not None)
+        return y
+
+    monkeypatch.setattr(target, spy)
+    return calls
+
+
 @pytest.mark.parametrize("block", [None, 2048])  # one block per batch item; blocks of 15-16 queries
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize(
@@ -810,15 +823,7 @@ def test_blocked_attention_matches_the_numpy_path(kernels, monkeypatch, block, d
     if len(inputs) == 4:
         inputs.append(np.array(0.3, dtype))
     causal = mask_kind == "causal"
-    calls = []
-    real = ka.attention
-
-    def spy(*args):
-        y = real(*args)
-        calls.append(y is not None)
-        return y
-
-    monkeypatch.setattr("irexec.ops.attention.attention", spy)
+    calls = _answers(monkeypatch, "irexec.ops.attention.attention", ka.attention)
     (got,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=(), causal=causal)
     assert calls == [True]  # the blocked path ran
     config.JIT = "never"
@@ -870,15 +875,7 @@ def test_fused_attention_rows_against_float64(kernels, monkeypatch, e, ev, mask_
         inputs += [(np.arange(lk) < lengths[:, None])[:, None, None, :], np.array(0.3, np.float32)]
         keep = np.broadcast_to(lengths[:, None, None], (2, 3, lq))
     scale = 0.3 if mask_kind == "padding" else 1 / math.sqrt(e)
-    calls = []
-    real = ka._fused
-
-    def spy(*args):
-        y = real(*args)
-        calls.append(y is not None)
-        return y
-
-    monkeypatch.setattr(ka, "_fused", spy)
+    calls = _answers(monkeypatch, "irexec.kernels.attention._fused", ka._fused)
     causal = mask_kind in ("causal", "causal_wide")
     (got,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=(), causal=causal)
     # the fused rows ran: heads of up to 8 embeddings, and of up to 16 where a mask hides keys
