@@ -597,7 +597,7 @@ _team = _Team()
 # So a worker may run on every core the caller may use but the caller's own: the caller's core
 # is looked up per region (sched_getcpu, 0.2 us) and the workers' masks set again only when it
 # changed. Without sched_getcpu or affinity (not Linux), nothing is pinned.
-_workers: dict[int, int] = {}  # native thread id of each pool worker -> the caller core it avoids
+_workers: dict[int, int] = {}  # native thread id of each helper thread -> the caller core it avoids
 
 
 def _cpu_getter():
@@ -620,7 +620,7 @@ _getcpu = _cpu_getter()
 
 def _after_fork_in_child() -> None:
     """A forked child has none of the parent's kernel threads: a new team starts on first use
-    (the old one's locks would wake threads that do not exist), and the parent's thread ids
+    (the old one's queues would feed threads that do not exist), and the parent's thread ids
     are forgotten (they may name other processes' threads now)."""
     global _team
     _team = _Team()
