@@ -198,7 +198,7 @@ def test_dense_convolution_of_few_channels_sums_its_taps_directly(kernels, monke
     monkeypatch.setattr(kc, "_direct", lambda *a: calls.append(1) or real(*a))
     (got,) = run_op("Convolution", "opset1", [x, w], **attrs)
     assert calls and real(x, w, _window(shape, wshape, s, d, pb, pe)) is not None  # the direct path ran
-    monkeypatch.setattr(kc, "DIRECT_SPLIT_FMAS", 1)  # its tasks on two threads: the same bits
+    monkeypatch.setattr(config, "THREAD_MIN_BYTES", 1)  # its tasks on two threads: the same bits
     monkeypatch.setattr(config, "NUM_THREADS", 2)
     (split,) = run_op("Convolution", "opset1", [x, w], **attrs)
     np.testing.assert_array_equal(split, got)

@@ -194,19 +194,20 @@ def _tiled(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
 # patches, no overlap) 0.10 against 0.12, so those keep the columns
 DIRECT_MAX_TAPS = 160
 DIRECT_MAX_OUT = 8
-# a direct convolution of at least this many multiply-adds (about 0.2 ms on one core) runs its
-# tasks on every kernel thread: ResNet's 7x7 stem at 224x224 (14.7e6) 0.74 -> 0.55 ms on two
-# (the second core here computes about 1.5x slower than the first; measured in one process)
-DIRECT_SPLIT_FMAS = 4_000_000
+# a direct convolution's work per multiply-add against streaming one float32 (jit.threads_for):
+# from about 4e6 multiply-adds (0.2 ms on one core) its tasks take the kernel threads. ResNet's
+# 7x7 stem at 224x224 (14.7e6) 0.74 -> 0.55 ms on two (the second core here computes about 1.5x
+# slower than the first; measured in one process)
+DIRECT_FMA_BYTES = 4
 
 
 def _direct(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     """A 2-D dense convolution of few inputs per output and few output channels (pads >= 0,
     overlapping windows) by the numba kernels: the input planes dealt into their stride phases,
-    then four output channels at a time, tap by tap (`conv_loops.dense_phased`). One thread
-    below DIRECT_SPLIT_FMAS multiply-adds (3x3 to 16 channels: 0.42 ms on two against 0.25 on
-    one, with the thread pool of the time). None when the case is not that one or the kernels
-    do not pay."""
+    then four output channels at a time, tap by tap (`conv_loops.dense_phased`), on the threads
+    `jit.threads_for` gives its multiply-adds (DIRECT_FMA_BYTES each; small ones on one: 3x3 to
+    16 channels took 0.42 ms on two against 0.25 on one, with the thread pool of the time). None
+    when the case is not that one or the kernels do not pay."""
     if len(win.kernel) != 2 or x.ndim != 4 or x.dtype not in (np.float32, np.float64) or not x.size:
         return None
     n, c, h, wd = x.shape
@@ -227,7 +228,7 @@ def _direct(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     wf = np.zeros((4 * -(-w.shape[0] // 4), c, kh, kw), x.dtype)  # four output channels a task
     wf[: w.shape[0]] = filters(w, x.dtype)
     tasks = k.dense_tasks(n, w.shape[0], oh, phases.shape[-1])
-    threads = jit.num_threads() if n * w.shape[0] * oh * ow * c * kh * kw >= DIRECT_SPLIT_FMAS else 1
+    threads = jit.threads_for(n * w.shape[0] * oh * ow * c * kh * kw * DIRECT_FMA_BYTES)
     jit.parallel_for(k.dense_phased, tasks, threads, phases.reshape(n, c, *phases.shape[1:]), wf, out, g)
     return out
 
