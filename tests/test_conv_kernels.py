@@ -25,6 +25,16 @@ def kernels(monkeypatch):
     monkeypatch.setattr(config, "JIT", "always")
 
 
+@pytest.fixture
+def no_simd(monkeypatch):
+    """float32 dense convolutions take `conv._simd` first; the tests of the paths it goes before
+    (tiles of columns, `_direct`, the runs' columns: float64's, and float32's where `_simd` does
+    not go) turn it off, so they keep testing those paths in float32 too."""
+    from irexec.kernels import conv as kc
+
+    monkeypatch.setattr(kc, "_simd", lambda *a: None)
+
+
 CASES = [
     # (shape, kernel, strides, dilations, pads_begin, pads_end)
     ((1, 6, 20, 17), (7, 7), (1, 1), (1, 1), (3, 3), (3, 3)),
@@ -81,7 +91,7 @@ DENSE = [
 
 @pytest.mark.parametrize("tile", [None, 20000])  # the default tile, and tiles of a few rows with a short last one
 @pytest.mark.parametrize("case", DENSE, ids=[str(c[:2]) for c in DENSE])
-def test_dense_convolution_by_tiles_matches_the_numpy_path(kernels, monkeypatch, tile, case):
+def test_dense_convolution_by_tiles_matches_the_numpy_path(kernels, no_simd, monkeypatch, tile, case):
     """A convolution whose columns outgrow the L2 cache runs by tiles of output rows (im2col
     per tile, one product per tile, on the kernel threads): the numpy path's result to float32
     rounding, and a float64 direct sum's."""
@@ -180,7 +190,7 @@ DIRECT = [
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", DIRECT, ids=[str(c[:2]) for c in DIRECT])
-def test_dense_convolution_of_few_channels_sums_its_taps_directly(kernels, monkeypatch, dtype, case):
+def test_dense_convolution_of_few_channels_sums_its_taps_directly(kernels, no_simd, monkeypatch, dtype, case):
     """A dense convolution of few input and output channels (an image stem) sums its taps
     straight from the input's stride phases (`conv_loops.dense_phased`): the numpy path's
     values to the data type's rounding, a float64 sum's, the right shape and type, NaN
@@ -222,7 +232,7 @@ GROUPED_DIRECT = [
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", GROUPED_DIRECT, ids=[str(c[:3]) for c in GROUPED_DIRECT])
-def test_grouped_convolution_of_few_channels_a_group_sums_its_taps_directly(kernels, monkeypatch, dtype, case):
+def test_grouped_convolution_of_few_channels_a_group_sums_its_taps_directly(kernels, no_simd, monkeypatch, dtype, case):
     """A grouped convolution whose groups are each a convolution of few channels runs group by
     group without columns (`conv._direct_groups`): the numpy path's values to the data type's
     rounding and a float64 sum's, NaN where an input is NaN."""
@@ -265,7 +275,7 @@ FLAT_CASES = [
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", FLAT_CASES, ids=[str(c[:3]) for c in FLAT_CASES])
-def test_unit_stride_convolution_columns_as_runs_of_the_padded_plane(kernels, monkeypatch, dtype, case):
+def test_unit_stride_convolution_columns_as_runs_of_the_padded_plane(kernels, no_simd, monkeypatch, dtype, case):
     """A unit-stride convolution's columns are whole runs of the padded plane, one copy per tap,
     with output rows as wide as the padded input's; the product's extra columns are cropped
     away: the numpy path's bits (it builds the same columns), and a float64 direct sum's."""
@@ -304,3 +314,67 @@ def test_unit_stride_convolution_columns_as_runs_of_the_padded_plane(kernels, mo
     np.testing.assert_allclose(
         got, ref, rtol=1e-4 if dtype == np.float32 else 1e-11, atol=1e-4 if dtype == np.float32 else 1e-11
     )
+
+
+SIMD_CASES = [
+    # (shape, filters, groups, strides, dilations, pads_begin, pads_end)
+    ((1, 8, 56, 56), (8, 8, 3, 3), 1, (1, 1), (1, 1), (1, 1), (1, 1)),  # ResNet-18's first stage
+    ((2, 16, 14, 14), (24, 16, 3, 3), 1, (2, 2), (1, 1), (1, 1), (1, 1)),  # a downsampling 3x3, two items
+    ((1, 64, 7, 7), (64, 64, 3, 3), 1, (1, 1), (1, 1), (1, 1), (1, 1)),  # 576 terms a sum, rows of 9
+    ((1, 3, 40, 37), (8, 3, 7, 7), 1, (2, 2), (1, 1), (3, 3), (3, 3)),  # a stem
+    ((1, 5, 19, 23), (11, 5, 3, 5), 1, (1, 2), (2, 3), (2, 0), (1, 3)),  # 11 channels: a block of 3
+    ((1, 7, 9, 10), (9, 7, 4, 4), 1, (4, 4), (1, 1), (0, 0), (0, 0)),  # patches: 16 phase planes
+    ((1, 6, 8, 9), (13, 6, 1, 1), 1, (2, 2), (1, 1), (0, 0), (0, 0)),  # a 1x1 of stride 2
+    ((1, 12, 9, 10), (12, 4, 3, 3), 3, (1, 1), (1, 1), (1, 1), (1, 1)),  # three groups, each a `_simd`
+    ((1, 2, 4, 4), (3, 2, 3, 3), 1, (3, 3), (1, 1), (3, 3), (3, 3)),  # windows of padding only
+]
+
+
+@pytest.mark.parametrize("case", SIMD_CASES, ids=[str(c[:3]) for c in SIMD_CASES])
+def test_float32_convolution_accumulates_in_registers(kernels, monkeypatch, case):
+    """A float32 2-D convolution runs `conv._simd` (`conv_loops.dense_simd`: 8 output channels
+    by 32 positions in registers, every tap a contiguous run of the padded phase planes): a
+    float64 sum's values within float32's error bound for sums of that many terms, the numpy
+    path's to the same bound, NaN exactly where a window holds an input NaN (never from the
+    rows past the output's width that the tiles compute and drop), and the path asserted."""
+    from irexec.kernels import conv as kc
+
+    shape, wshape, groups, s, d, pb, pe = case
+    x = R.standard_normal(shape).astype(np.float32)
+    x[0, -1, 2, 4 % shape[3]] = np.nan
+    x[0, 0, 4 % shape[2], 0] = np.nan  # a row's first column: the dropped columns of the rows above wrap onto it
+    w = R.standard_normal(wshape).astype(np.float32)
+    attrs = dict(strides=list(s), dilations=list(d), pads_begin=list(pb), pads_end=list(pe), auto_pad="explicit")
+    op, weights = (
+        ("Convolution", w) if groups == 1 else ("GroupConvolution", w.reshape(groups, wshape[0] // groups, *wshape[1:]))
+    )
+    ran = []
+    real = kc._simd
+    monkeypatch.setattr(kc, "_simd", lambda *a: ran.append(real(*a) is not None) or real(*a))
+    (got,) = run_op(op, "opset1", [x, weights], **attrs)
+    assert ran and all(ran) and len(ran) == groups  # the register tiles ran, a group at a time
+    assert got.dtype == np.float32
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pb[0], pe[0]), (pb[1], pe[1])])
+    og, ig = wshape[0] // groups, shape[1] // groups
+    ref = np.zeros((shape[0], wshape[0], *got.shape[2:]))
+    size = np.zeros_like(ref)  # the sum of |terms|: float32's bound is (terms) 2^-24 of it
+    for g in range(groups):
+        for a in range(wshape[2]):
+            for b in range(wshape[3]):
+                view = xp[:, g * ig : (g + 1) * ig, a * d[0] :, b * d[1] :][:, :, :: s[0], :: s[1]]
+                view = view[:, :, : got.shape[2], : got.shape[3]]
+                wt = w[g * og : (g + 1) * og, :, a, b].astype(np.float64)
+                ref[:, g * og : (g + 1) * og] += np.einsum("nchw,oc->nohw", view, wt)
+                size[:, g * og : (g + 1) * og] += np.einsum("nchw,oc->nohw", np.abs(view), np.abs(wt))
+    assert got.shape == ref.shape
+    nan = np.isnan(ref)
+    assert nan.any() and not nan.all()
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    terms = ig * wshape[2] * wshape[3]
+    bound = terms * 2.0**-24 * size[~nan] + 2.0**-24 * np.abs(ref[~nan])  # the sums, then the rounding
+    assert np.all(np.abs(got[~nan] - ref[~nan]) <= bound)
+    config.JIT = "never"
+    (want,) = run_op(op, "opset1", [x, weights], **attrs)
+    config.JIT = "always"
+    np.testing.assert_array_equal(np.isnan(want), nan)
+    assert np.all(np.abs(got[~nan] - want[~nan]) <= 2 * bound)  # each within the bound of the exact sum

@@ -1025,11 +1025,13 @@ def test_im2col_kernel_gives_the_padded_paths_convolution(kernels, monkeypatch, 
     """Columns written straight from the unpadded input (zeros for the padding) are the padded
     path's columns: the same BLAS product, the same bits. Strides 1-3, dilation, asymmetric
     pads, groups, a 1x1 strided kernel, and a window that reaches only padding. (Convolutions
-    this small would sum their taps without columns, `conv._direct`: that path is held off
-    here, and has its own test in tests/test_conv_kernels.py.)"""
+    this small would sum their taps without columns, `conv._direct`, and float32 ones in
+    registers, `conv._simd`: those paths are held off here, and have their own tests in
+    tests/test_conv_kernels.py.)"""
     from irexec.kernels import conv
 
     monkeypatch.setattr(conv, "DIRECT_MAX_OUT", 0)
+    monkeypatch.setattr(conv, "_simd", lambda *a: None)
     cases = [
         ((2, 6, 11, 9), (8, 6, 3, 3), dict(strides=[1, 1], dilations=[1, 1], pads_begin=[1, 1], pads_end=[1, 1])),
         ((1, 4, 12, 10), (6, 4, 5, 3), dict(strides=[2, 3], dilations=[1, 2], pads_begin=[2, 0], pads_end=[1, 3])),

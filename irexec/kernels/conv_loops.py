@@ -11,6 +11,7 @@ import numpy as np
 
 from ..geometry import Window2d
 from .jit import njit
+from .simd import LANES, vfma, vload, vsplat, vstore, vzero
 
 # accumulator elements per block of output rows: 8 KiB of float32, in the L1 cache with the rows
 # the taps read (the whole plane's accumulator, 50 KB at 112x112, went through L2 once per tap:
@@ -320,6 +321,128 @@ def dense_phased(t_lo, t_hi, phases, w, out, g):
             _rows_out(acc[q], out[b_i, o + q], i0, i1, width)
 
 
+@njit(error_model="numpy")
+def deal_flat(t_lo, t_hi, x, buf, g, width):
+    """buf[p, (Y % sh) sw + X % sw, (Y // sh) width + X // sw] = xpad[p, Y, X]: `_deal` into flat
+    phase planes `width` wide, each as long as buf's last axis (`dense_simd` reads past a plane's
+    rows); buf must come zeroed (the padding is never written)."""
+    sh, sw, pt, pl = g.sh, g.sw, g.pt, g.pl
+    _, h, wd = x.shape
+    for p in range(t_lo, t_hi):
+        for f in range(sw):
+            k_lo = max(0, (pl - f + sw - 1) // sw)
+            k_hi = min(width, (wd + pl - f + sw - 1) // sw)
+            first = k_lo * sw + f - pl
+            for y in range(h):
+                dst = buf[p, ((pt + y) % sh) * sw + f]
+                base = ((pt + y) // sh) * width + k_lo
+                src = x[p, y]
+                for k in range(k_hi - k_lo):
+                    dst[np.uintp(base + k)] = src[np.uintp(first + k * sw)]
+
+
+# output positions a `dense_simd` tile: two vectors, so each tap's eight filter values load once
+# for 32 multiply-adds (16 accumulators of 16 lanes and the two input vectors: 18 of the 32 zmm
+# registers)
+TILE = 2 * LANES
+
+
+@njit(error_model="numpy")
+def dense_simd(t_lo, t_hi, buf, w, taps, out, per_task):
+    """A dense float32 2-D convolution with its accumulators in registers: out[n, o, m] = sum
+    over c, then taps k, of w[o, c, k] * buf[n, c, m + taps[k]], from 0, one multiply-add each
+    (the order of `dense_phased`). buf[n, c] holds input plane c padded and dealt into its
+    stride phases (`deal_flat`), one after another, rows `width` wide; taps[k] is where tap
+    (a, b) starts: its phase plane's start plus (a dh // sh) width + b dw // sw. So output
+    m = i width + j is a flat position in a plane as wide as a phase plane (columns j >= OW are
+    thrown away: `crop_rows`), and every tap reads a contiguous run. A tile is 8 output
+    channels (one broadcast filter value each) by TILE positions (two vectors of `simd.LANES`);
+    a task is one batch item's 8 channels over `per_task` tiles. out's last axis is a multiple
+    of TILE; buf's planes reach the last tile's last tap."""
+    c_in = buf.shape[1]
+    c_out, _, k_n = w.shape
+    tiles = out.shape[2] // TILE
+    chunks = (tiles + per_task - 1) // per_task
+    blocks = (c_out + 7) // 8
+    for t in range(t_lo, t_hi):
+        b_i = t // (blocks * chunks)
+        rem = t - b_i * blocks * chunks
+        o = rem // chunks * 8
+        q_n = min(8, c_out - o)
+        last = c_out - 1  # a block of fewer than 8 channels repeats its last one (not stored)
+        o1, o2, o3 = min(o + 1, last), min(o + 2, last), min(o + 3, last)
+        o4, o5, o6, o7 = min(o + 4, last), min(o + 5, last), min(o + 6, last), min(o + 7, last)
+        tile_lo = rem % chunks * per_task
+        for tile in range(tile_lo, min(tiles, tile_lo + per_task)):
+            m0 = tile * TILE
+            a0, a1, a2, a3, a4, a5, a6, a7 = vzero(), vzero(), vzero(), vzero(), vzero(), vzero(), vzero(), vzero()
+            b0, b1, b2, b3, b4, b5, b6, b7 = vzero(), vzero(), vzero(), vzero(), vzero(), vzero(), vzero(), vzero()
+            for c in range(c_in):
+                src = buf[b_i, c]
+                w0, w1, w2, w3 = w[o, c], w[o1, c], w[o2, c], w[o3, c]
+                w4, w5, w6, w7 = w[o4, c], w[o5, c], w[o6, c], w[o7, c]
+                for k in range(k_n):
+                    i = m0 + taps[k]
+                    x0 = vload(src, i)
+                    x1 = vload(src, i + LANES)
+                    s = vsplat(w0[k])
+                    a0, b0 = vfma(x0, s, a0), vfma(x1, s, b0)
+                    s = vsplat(w1[k])
+                    a1, b1 = vfma(x0, s, a1), vfma(x1, s, b1)
+                    s = vsplat(w2[k])
+                    a2, b2 = vfma(x0, s, a2), vfma(x1, s, b2)
+                    s = vsplat(w3[k])
+                    a3, b3 = vfma(x0, s, a3), vfma(x1, s, b3)
+                    s = vsplat(w4[k])
+                    a4, b4 = vfma(x0, s, a4), vfma(x1, s, b4)
+                    s = vsplat(w5[k])
+                    a5, b5 = vfma(x0, s, a5), vfma(x1, s, b5)
+                    s = vsplat(w6[k])
+                    a6, b6 = vfma(x0, s, a6), vfma(x1, s, b6)
+                    s = vsplat(w7[k])
+                    a7, b7 = vfma(x0, s, a7), vfma(x1, s, b7)
+            dst = out[b_i]
+            _store2(dst[o], m0, a0, b0)
+            if q_n > 1:
+                _store2(dst[o1], m0, a1, b1)
+            if q_n > 2:
+                _store2(dst[o2], m0, a2, b2)
+            if q_n > 3:
+                _store2(dst[o3], m0, a3, b3)
+            if q_n > 4:
+                _store2(dst[o4], m0, a4, b4)
+            if q_n > 5:
+                _store2(dst[o5], m0, a5, b5)
+            if q_n > 6:
+                _store2(dst[o6], m0, a6, b6)
+            if q_n > 7:
+                _store2(dst[o7], m0, a7, b7)
+
+
+@njit(inline="always")
+def _store2(row, m0, a, b):
+    vstore(row, m0, a)
+    vstore(row, m0 + LANES, b)
+
+
+@njit(error_model="numpy")
+def crop_rows(t_lo, t_hi, src, dst, width):
+    """dst[p, i, j] = src[p, i width + j]: rows `width` apart cropped to dst's width, one plane a
+    task."""
+    _, oh, ow = dst.shape
+    for p in range(t_lo, t_hi):
+        for i in range(oh):
+            row = src[p, i * width :]
+            to = dst[p, i]
+            for j in range(ow):
+                to[j] = row[j]
+
+
+def simd_tasks(n, c_out, tiles, per_task):
+    """The number of tasks of `dense_simd`."""
+    return n * -(-c_out // 8) * -(-tiles // per_task)
+
+
 def dense_tasks(n, c_out, oh, width):
     """The number of tasks of `dense_phased`."""
     return n * -(-c_out // 4) * -(-oh // max(1, ACC_BLOCK // width))
@@ -413,3 +536,9 @@ def warm() -> None:
             dense_phased(
                 0, 1, phases.reshape(1, *phases.shape), np.ones((4, 2, 3, 3), dt), np.empty((1, 2, oo, oo), dt), g
             )
+            if dt == np.float32:
+                buf = np.zeros((2, s * s, 8 * 8 + 2 * TILE), dt)
+                deal_flat(0, 2, xp, buf, g, -(-8 // s))
+                out = np.empty((1, 3, TILE), dt)
+                dense_simd(0, 1, buf.reshape(1, 2, -1), np.ones((3, 2, 9), dt), np.zeros(9, np.int64), out, 1)
+                crop_rows(0, 3, out.reshape(3, TILE), np.empty((3, 2, 3), dt), 4)

@@ -1,0 +1,116 @@
+"""Sixteen float32 lanes as one numba value (`F32x16`): load, store, broadcast, multiply-add. For
+kernels whose accumulators must stay in registers, which numba's loop vectorizer does not give:
+it vectorizes one innermost loop and keeps what spans the outer loops in memory (the direct
+convolution's accumulators were loaded and stored around every four taps).
+
+A value is LLVM's <16 x float>. numba's CPU target prefers 256-bit vectors on AVX-512 machines
+(LLVM's `prefer-256-bit` tuning), which splits such a value into two ymm registers; a function
+that loads one is marked `"min-legal-vector-width"="512"`, as clang marks functions that use
+512-bit intrinsics, so there it takes one zmm register (a 3x3 convolution of 16 channels over
+28x28: 49 -> 24 us on one core, with two ymm against one zmm). Where AVX-512 is missing, LLVM
+splits the value into what the machine has: the same results. The multiply-add is `fmul` and
+`fadd` allowed to contract, as `fastmath={"contract"}` gives the other kernels: one fused
+multiply-add where the machine has it."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic, models, register_model
+
+LANES = 16
+_VEC = ir.VectorType(ir.FloatType(), LANES)
+_CONTRACT = ("contract",)
+
+
+class F32x16(types.Type):
+    def __init__(self) -> None:
+        super().__init__(name="F32x16")
+
+
+f32x16 = F32x16()
+
+
+@register_model(F32x16)
+class _Model(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type) -> None:
+        super().__init__(dmm, fe_type, _VEC)
+
+
+def _wide(builder) -> None:
+    """Mark the function being built as needing 512-bit vectors (llvmlite's attribute set
+    accepts only keyword attributes: the string attribute goes in as the set's item)."""
+    attrs = builder.function.attributes
+    set.add(attrs, '"min-legal-vector-width"="512"')
+
+
+def _address(context, builder, array_type, array, index):
+    data = context.make_array(array_type)(context, builder, array).data
+    return builder.bitcast(builder.gep(data, [index]), _VEC.as_pointer())
+
+
+def _is_f32_vector(array) -> bool:
+    return isinstance(array, types.Array) and array.dtype == types.float32 and array.ndim == 1
+
+
+@intrinsic
+def vload(typingctx, array, index):
+    """array[index:index + 16] of a 1-D float32 array (contiguous; no bounds check)."""
+    if not (_is_f32_vector(array) and isinstance(index, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        _wide(builder)
+        return builder.load(_address(context, builder, sig.args[0], args[0], args[1]), align=4)
+
+    return f32x16(array, index), codegen
+
+
+@intrinsic
+def vstore(typingctx, array, index, value):
+    """array[index:index + 16] = value (no bounds check)."""
+    if not (_is_f32_vector(array) and isinstance(index, types.Integer) and value == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        _wide(builder)
+        builder.store(args[2], _address(context, builder, sig.args[0], args[0], args[1]), align=4)
+        return context.get_dummy_value()
+
+    return types.none(array, index, value), codegen
+
+
+@intrinsic
+def vsplat(typingctx, x):
+    """Sixteen lanes of the float32 x."""
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        one = builder.insert_element(ir.Constant(_VEC, ir.Undefined), args[0], ir.Constant(ir.IntType(32), 0))
+        lanes = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES)
+        return builder.shuffle_vector(one, ir.Constant(_VEC, ir.Undefined), lanes)
+
+    return f32x16(x), codegen
+
+
+@intrinsic
+def vzero(typingctx):
+    """Sixteen lanes of +0.0."""
+
+    def codegen(context, builder, sig, args):
+        return ir.Constant(_VEC, [0.0] * LANES)
+
+    return f32x16(), codegen
+
+
+@intrinsic
+def vfma(typingctx, a, b, c):
+    """a * b + c lane by lane, fused where the machine has fused multiply-adds."""
+    if not (a == b == c == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fadd(builder.fmul(args[0], args[1], flags=_CONTRACT), args[2], flags=_CONTRACT)
+
+    return f32x16(a, b, c), codegen
