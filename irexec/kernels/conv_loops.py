@@ -11,7 +11,7 @@ import numpy as np
 
 from ..geometry import Window2d
 from .jit import njit
-from .simd import LANES, vfma, vload, vsplat, vstore, vzero
+from .simd import LANES, vadd, vfma, vload, vload_even, vmul, vsplat, vstore, vzero
 
 # accumulator elements per block of output rows: 8 KiB of float32, in the L1 cache with the rows
 # the taps read (the whole plane's accumulator, 50 KB at 112x112, went through L2 once per tap:
@@ -204,6 +204,101 @@ def depthwise2d(t_lo, t_hi, x, w, out, channels, g):
             _unit33(src, w[p % channels], out[p], acc)
         else:
             _depthwise_unit(src, w[p % channels], out[p], dh, dw, acc)
+
+
+@njit(error_model="numpy", inline="always")
+def _dw_load(flat, at, sw):
+    return vload(flat, at) if sw == 1 else vload_even(flat, at)
+
+
+@njit(error_model="numpy", inline="always")
+def _dw_vectors4(flat, wk, offs, base, step, sw):
+    """Sixteen outputs of four rows (starts base, base + step, ...: four independent sums, whose
+    additions overlap): each the sum over taps k, in order, of wk[k] times the padded plane from
+    start + offs[k], every sw-th element (sw 1 or 2), from +0.0, each product rounded, then each
+    sum (the numpy path's operations)."""
+    a0, a1, a2, a3 = vzero(), vzero(), vzero(), vzero()
+    for k in range(wk.size):
+        s = vsplat(wk[k])
+        at = base + offs[k]
+        a0 = vadd(a0, vmul(_dw_load(flat, at, sw), s))
+        a1 = vadd(a1, vmul(_dw_load(flat, at + step, sw), s))
+        a2 = vadd(a2, vmul(_dw_load(flat, at + 2 * step, sw), s))
+        a3 = vadd(a3, vmul(_dw_load(flat, at + 3 * step, sw), s))
+    return a0, a1, a2, a3
+
+
+@njit(error_model="numpy", inline="always")
+def _dw_vector(flat, wk, offs, base, sw):
+    """`_dw_vectors4` for one row."""
+    acc = vzero()
+    for k in range(wk.size):
+        acc = vadd(acc, vmul(_dw_load(flat, base + offs[k], sw), vsplat(wk[k])))
+    return acc
+
+
+@njit(error_model="numpy", inline="always")
+def _dw_put(dst, j0, ow, v, tail):
+    """dst[j0:j0 + 16] = v, or as much of it as the row holds."""
+    if j0 + LANES <= ow:
+        vstore(dst, j0, v)
+    else:
+        vstore(tail, 0, v)
+        for j in range(ow - j0):
+            dst[j0 + j] = tail[j]
+
+
+@njit(error_model="numpy", inline="always")
+def _dw_planes(t_lo, t_hi, x, w, out, channels, g, sw):
+    """`depthwise_simd`'s loops, inlined with sw a constant (1 or 2): no branch on it per load."""
+    sh, dh, dw = g.sh, g.dh, g.dw
+    pt, pl = g.pt, g.pl
+    _, kh, kw = w.shape
+    _, oh, ow = out.shape
+    _, h, wd = x.shape
+    wp = wd + pl + g.pr
+    # a row's last vector reads up to 2 * LANES * sw elements past its start
+    flat = np.zeros((h + pt + g.pb) * wp + 2 * LANES * sw + kw * dw, np.float32)
+    tail = np.empty(LANES, np.float32)
+    offs = np.empty(kh * kw, np.int64)  # where each tap starts from a window's corner
+    for a in range(kh):
+        for b in range(kw):
+            offs[a * kw + b] = a * dh * wp + b * dw
+    for p in range(t_lo, t_hi):
+        for i in range(h):
+            d = flat[(pt + i) * wp + pl :]
+            s = x[p, i]
+            for j in range(wd):
+                d[j] = s[j]
+        wk = w[p % channels].reshape(kh * kw)
+        dst = out[p]
+        step = sh * wp
+        i = 0
+        while i + 4 <= oh:
+            for j0 in range(0, ow, LANES):
+                v0, v1, v2, v3 = _dw_vectors4(flat, wk, offs, i * step + j0 * sw, step, sw)
+                _dw_put(dst[i], j0, ow, v0, tail)
+                _dw_put(dst[i + 1], j0, ow, v1, tail)
+                _dw_put(dst[i + 2], j0, ow, v2, tail)
+                _dw_put(dst[i + 3], j0, ow, v3, tail)
+            i += 4
+        for r in range(i, oh):
+            for j0 in range(0, ow, LANES):
+                _dw_put(dst[r], j0, ow, _dw_vector(flat, wk, offs, r * step + j0 * sw, sw), tail)
+
+
+@njit(error_model="numpy")
+def depthwise_simd(t_lo, t_hi, x, w, out, channels, g):
+    """depthwise2d for float32 at column strides 1 and 2, in registers: plane p is copied into
+    a zeroed scratch plane with its pads (the borders never written), then sixteen outputs of
+    four rows at a time sum their taps straight from its rows, a stride-2 row by loading 32
+    elements and keeping the even ones (`simd.vload_even`; the scalar kernel summed every
+    column and kept every other one, or dealt the plane into phases). The same products and
+    sums, in the same order, as the numpy path: its bits."""
+    if g.sw == 1:
+        _dw_planes(t_lo, t_hi, x, w, out, channels, g, 1)
+    else:
+        _dw_planes(t_lo, t_hi, x, w, out, channels, g, 2)
 
 
 @njit(error_model="numpy")
@@ -526,6 +621,8 @@ def warm() -> None:
         for s in (1, 2, 3):
             o = (6 - 3) // s + 1
             depthwise2d(0, 2, xp, w, np.empty((2, o, o), dt), 2, Window2d(3, 3, s, s, 1, 1, 0, 0, 0, 0))
+            if dt == np.float32 and s < 3:
+                depthwise_simd(0, 2, xp, w, np.empty((2, o, o), dt), 2, Window2d(3, 3, s, s, 1, 1, 0, 0, 0, 0))
             im2col2d(0, 2, xp, np.empty((2, 3, 3, o + 1, o + 1), dt), Window2d(3, 3, s, s, 1, 1, 1, 1, 1, 1), 0)
             if s == 1:
                 im2col_flat(0, 2, xp, np.empty((2, 3, 3, 6 * 8), dt), Window2d(3, 3, 1, 1, 1, 1, 1, 1, 1, 1))

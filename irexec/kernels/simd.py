@@ -50,7 +50,8 @@ def _address(context, builder, array_type, array, index):
 
 
 def _is_f32_vector(array) -> bool:
-    return isinstance(array, types.Array) and array.dtype == types.float32 and array.ndim == 1
+    """A 1-D contiguous float32 array: lanes are consecutive elements."""
+    return isinstance(array, types.Array) and array.dtype == types.float32 and array.ndim == 1 and array.layout == "C"
 
 
 @intrinsic
@@ -114,3 +115,45 @@ def vfma(typingctx, a, b, c):
         return builder.fadd(builder.fmul(args[0], args[1], flags=_CONTRACT), args[2], flags=_CONTRACT)
 
     return f32x16(a, b, c), codegen
+
+
+@intrinsic
+def vload_even(typingctx, array, index):
+    """array[index], array[index + 2], ..., array[index + 30]: a stride-2 load, as two vector
+    loads and one shuffle (no bounds check)."""
+    if not (_is_f32_vector(array) and isinstance(index, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        _wide(builder)
+        lo = builder.load(_address(context, builder, sig.args[0], args[0], args[1]), align=4)
+        second = builder.add(args[1], ir.Constant(args[1].type, LANES))
+        hi = builder.load(_address(context, builder, sig.args[0], args[0], second), align=4)
+        evens = ir.Constant(ir.VectorType(ir.IntType(32), LANES), list(range(0, 2 * LANES, 2)))
+        return builder.shuffle_vector(lo, hi, evens)
+
+    return f32x16(array, index), codegen
+
+
+@intrinsic
+def vmul(typingctx, a, b):
+    """a * b lane by lane, rounded (never fused with an addition)."""
+    if not (a == b == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fmul(args[0], args[1])
+
+    return f32x16(a, b), codegen
+
+
+@intrinsic
+def vadd(typingctx, a, b):
+    """a + b lane by lane."""
+    if not (a == b == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fadd(args[0], args[1])
+
+    return f32x16(a, b), codegen
