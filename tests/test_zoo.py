@@ -78,7 +78,9 @@ def test_zoo_is_there_and_varied():
     assert len(families) >= 12, families
     assert any(_data(m)[2].get("frontend") == "onnx" for m in MODELS)
     total = sum(f.stat().st_size for f in ZOO.rglob("*") if f.is_file())
-    assert total < 8 << 20, f"the zoo takes {total} bytes"
+    # 10 MiB: the ViTs' and Whisper's test inputs are real-size (224x224 images, 3000 frames: their
+    # position tables take that size only), 1.4 MB of the total
+    assert total < 10 << 20, f"the zoo takes {total} bytes"
     cases = {m: len(_cases(m)) for m in MODELS}
     assert all(n == _data(m)[2].get("cases", 1) for m, n in cases.items()), cases
 

@@ -124,15 +124,17 @@ def shufflenet_v2():
 def vit():
     from torchvision.models.vision_transformer import VisionTransformer
 
+    # 224: torchvision's ViT takes only image_size x image_size inputs (it asserts the size and adds
+    # all its position embeddings), so the test input is 224x224 too; 16x16 patches: ViT-B/16's 196
     model = VisionTransformer(
-        image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64, num_classes=10
+        image_size=224, patch_size=16, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64, num_classes=10
     )
     import torch
 
     with torch.no_grad():  # torchvision zero-initializes the head: the output would be all zeros
         torch.nn.init.normal_(model.heads.head.weight, std=0.2)
         torch.nn.init.normal_(model.heads.head.bias, std=0.2)
-    return model, {"x": _image(7)}
+    return model, {"x": _image(7, (1, 3, 224, 224))}
 
 
 def timm_vit():
@@ -141,14 +143,14 @@ def timm_vit():
     model = timm.create_model(
         "vit_tiny_patch16_224",
         pretrained=False,
-        img_size=32,
-        patch_size=8,
+        img_size=224,  # position embeddings for 224x224 (timm's dynamic_img_size resamples them with
+        patch_size=16,  # an antialiased Interpolate, which irexec refuses): the test input is 224x224
         embed_dim=32,
         depth=2,
         num_heads=2,
         num_classes=10,
     )
-    return model, {"x": _image(8)}
+    return model, {"x": _image(8, (1, 3, 224, 224))}
 
 
 def bert():
@@ -160,7 +162,7 @@ def bert():
         num_hidden_layers=2,
         num_attention_heads=2,
         intermediate_size=64,
-        max_position_embeddings=64,
+        max_position_embeddings=512,  # tools/bench_models.py runs it at 128 and 512 tokens
         attn_implementation="sdpa",
     )
     mask = np.ones((1, 8), np.int64)
@@ -227,7 +229,7 @@ def whisper():
         decoder_attention_heads=2,
         encoder_ffn_dim=64,
         decoder_ffn_dim=64,
-        max_source_positions=16,
+        max_source_positions=1500,  # 30 s: the encoder takes exactly 2 x max_source_positions frames
         max_target_positions=16,
         use_cache=False,
         decoder_start_token_id=1,
@@ -235,7 +237,7 @@ def whisper():
         bos_token_id=1,
         eos_token_id=2,
     )
-    feats = np.random.default_rng(14).standard_normal((1, 16, 32)).astype(np.float32)
+    feats = np.random.default_rng(14).standard_normal((1, 16, 3000)).astype(np.float32)
     return WhisperForConditionalGeneration(cfg), {
         "input_features": feats,
         "decoder_input_ids": _tokens(15, 4),
@@ -261,6 +263,14 @@ def wav2vec2():
     )
     audio = np.random.default_rng(16).standard_normal((1, 400)).astype(np.float32)
     return Wav2Vec2Model(cfg), {"input_values": audio}
+
+
+# Axes converted dynamic, by model and input: {axis: name} (the batch axis stays as each path
+# leaves it): tools/bench_models.py runs the models at real sizes, which the Reshape/Broadcast
+# constants of a conversion specialized to the test inputs would not take. The ViTs and Whisper's
+# encoder take only the size their config is for (image_size; 2 x max_source_positions frames:
+# their forward checks it), so their configs are for the real sizes and their test inputs are too.
+DYNAMIC = {"bert": {"input_ids": {1: "tokens"}, "attention_mask": {1: "tokens"}}}
 
 
 MODELS = {
@@ -368,6 +378,7 @@ def build(name: str, out_dir: Path) -> list[dict]:
     ref = _torch_out(model, inputs)
     rows = []
     variants = [("pytorch", name)] + [("onnx", f"{name}_onnx") for e in extra if e == "onnx"]
+    dynamic = DYNAMIC.get(name, {})
     for frontend, stem in variants:
         example = tuple(torch.from_numpy(v) for v in inputs.values())
         if frontend == "pytorch" and "export" in extra:
@@ -377,12 +388,21 @@ def build(name: str, out_dir: Path) -> list[dict]:
             for port, nm in zip(ovm.inputs, inputs):
                 port.get_tensor().set_names({nm})
         elif frontend == "pytorch":
-            ovm = ov.convert_model(model, example_input=example)
+            kw = {}
+            if dynamic:
+                kw["input"] = [
+                    ov.PartialShape([-1 if ax == 0 or ax in dynamic.get(nm, {}) else n for ax, n in enumerate(v.shape)])
+                    for nm, v in inputs.items()
+                ]
+            ovm = ov.convert_model(model, example_input=example, **kw)
             for port, nm in zip(ovm.inputs, inputs):
                 port.get_tensor().set_names({nm})
         else:
             path = out_dir / f"{stem}.onnx"  # kept: tools/bench_models.py times onnxruntime on it
-            torch.onnx.export(model, example, str(path), input_names=list(inputs), dynamo=False, opset_version=17)
+            axes = {nm: dynamic[nm] for nm in inputs if nm in dynamic} or None
+            torch.onnx.export(
+                model, example, str(path), input_names=list(inputs), dynamo=False, opset_version=17, dynamic_axes=axes
+            )
             ovm = ov.convert_model(str(path))
         xml = out_dir / f"{stem}.xml"
         ov.save_model(ovm, str(xml))
