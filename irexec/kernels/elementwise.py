@@ -49,4 +49,3 @@ def relu_f32_inplace(y: np.ndarray, bounds: tuple | None) -> bool:
     else:
         jit.call(k.clip_inplace, 0, tasks, flat, bounds[0], bounds[1])
     return True
-
