@@ -396,6 +396,45 @@ def test_softmax_and_layer_norm_kernels_match_the_numpy_path(kernels, dtype):
     assert jit.ready()
 
 
+def test_vexp_within_two_ulps_and_zero_past_its_underflow(kernels):
+    """The kernels' float64 exp (`normalize_loops.vexp`) within 2 ulps of numpy's over its whole
+    range, denormal results included, and exactly 0 below -745.2 (computed without denormal
+    products since masks of -1e4 or float32's lowest made those slow), +inf above 710; and a
+    softmax whose masked scores are -1e4 or float32's lowest: exact zeros there, the numpy
+    path's values elsewhere."""
+    pytest.importorskip("numba")
+    from irexec.kernels import normalize_loops as nl
+    from irexec.kernels.jit import njit
+
+    @njit(fastmath=nl._EXACT_FM, cache=False)
+    def exps(x, out):
+        for j in range(x.size):
+            out[j] = nl.vexp(x[j])
+
+    x = np.concatenate(
+        [np.linspace(-800.0, 709.0, 300_001), [-745.21, -745.2, -745.13, -744.4, -708.5, -1e300, -np.inf]]
+    )
+    got = np.empty_like(x)
+    exps(x, got)
+    with np.errstate(under="ignore"):
+        want = np.exp(x)
+    assert np.abs(got.view(np.int64) - want.view(np.int64)).max() <= 2
+    assert np.all(got[x < -745.2] == 0) and np.all(got[x >= -744.4] > 0)
+    big = np.array([710.5, 1e300, np.inf])
+    out = np.empty_like(big)
+    exps(big, out)
+    assert np.all(out == np.inf)
+    scores = (R.standard_normal((3, 64)) * 3).astype(np.float32)
+    scores[0, 40:] -= 1e4
+    scores[1, 10:] = np.finfo(np.float32).min
+    (y,) = run_op("Softmax", "opset8", [scores], axis=-1)
+    config.JIT = "never"
+    (ref,) = run_op("Softmax", "opset8", [scores], axis=-1)
+    config.JIT = "always"
+    assert np.all(y[0, 40:] == 0) and np.all(y[1, 10:] == 0)
+    close(y, ref, rtol=2e-7, atol=0)
+
+
 @pytest.fixture(params=[12, 1 << 16], ids=["blocks of 12", "default blocks"])
 def numpy_blocks(request, monkeypatch):
     """The numpy paths of softmax and MVN, in blocks of 12 elements (many blocks, column
