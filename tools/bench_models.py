@@ -101,6 +101,14 @@ def _tiled(v: np.ndarray, length: int) -> np.ndarray:
     return np.resize(v, (v.shape[0], length)).astype(v.dtype)
 
 
+def _padding_mask(v: np.ndarray, length: int) -> np.ndarray:
+    """An attention mask (batch, n) of 0/1 grown to (batch, length) as a padded sequence's is:
+    its share of ones as a prefix, zeros after (repeating BERT's [1,1,1,1,1,1,0,0] made a hole
+    every 8 tokens, which no tokenizer gives)."""
+    keep = round(float(np.mean(v != 0)) * length)
+    return (np.arange(length) < keep).astype(v.dtype)[None].repeat(v.shape[0], axis=0)
+
+
 def _real_feeds(name: str, feeds: dict) -> dict[str, dict]:
     """{size label: feeds} at real sizes for the model's dynamic inputs ({} when it has none)."""
     m = irexec.load(ZOO / f"{name}.xml")
@@ -122,10 +130,13 @@ def _real_feeds(name: str, feeds: dict) -> dict[str, dict]:
     if name == "wav2vec2":
         return {"1 s": {"input_values": rng.standard_normal((1, AUDIO_SAMPLES)).astype(np.float32)}}
     if all(v.dtype == np.int64 and v.ndim == 2 for v in feeds.values()):  # token ids and masks
-        return {
-            f"{n} tok": {k: _tiled(v, n) if k in dynamic and "decoder" not in k else v for k, v in feeds.items()}
-            for n in TOKENS
-        }
+
+        def grown(k, v, n):
+            if k not in dynamic or "decoder" in k:
+                return v
+            return _padding_mask(v, n) if "mask" in k else _tiled(v, n)
+
+        return {f"{n} tok": {k: grown(k, v, n) for k, v in feeds.items()} for n in TOKENS}
     return {}
 
 
