@@ -416,6 +416,18 @@ def dense_phased(t_lo, t_hi, phases, w, out, g):
             _rows_out(acc[q], out[b_i, o + q], i0, i1, width)
 
 
+@njit(error_model="numpy", inline="always")
+def _deal_row2(src, first, dst, base, n):
+    """dst[base + k] = src[first + 2 k] for k < n, sixteen at a time by two loads and a shuffle
+    (the rows of 3x224x224 into stride-2 phases: 50 -> 31 us), then one by one."""
+    k = 0
+    while k + LANES <= n and first + 2 * (k + LANES) <= src.size:
+        vstore(dst, base + k, vload_even(src, first + 2 * k))
+        k += LANES
+    for kk in range(k, n):
+        dst[np.uintp(base + kk)] = src[np.uintp(first + 2 * kk)]
+
+
 @njit(error_model="numpy")
 def deal_flat(t_lo, t_hi, x, buf, g, width):
     """buf[p, (Y % sh) sw + X % sw, (Y // sh) width + X // sw] = xpad[p, Y, X]: `_deal` into flat
@@ -432,8 +444,11 @@ def deal_flat(t_lo, t_hi, x, buf, g, width):
                 dst = buf[p, ((pt + y) % sh) * sw + f]
                 base = ((pt + y) // sh) * width + k_lo
                 src = x[p, y]
-                for k in range(k_hi - k_lo):
-                    dst[np.uintp(base + k)] = src[np.uintp(first + k * sw)]
+                if sw == 2:
+                    _deal_row2(src, first, dst, base, k_hi - k_lo)
+                else:
+                    for k in range(k_hi - k_lo):
+                        dst[np.uintp(base + k)] = src[np.uintp(first + k * sw)]
 
 
 # output positions a `dense_simd` tile: two vectors, so each tap's eight filter values load once
