@@ -207,6 +207,18 @@ DIRECT_MAX_OUT = 8
 DIRECT_FMA_BYTES = 4
 
 
+def _overlapping_case(x: np.ndarray, win: Window, dtypes) -> bool:
+    """A 2-D convolution of x (N, C, H, W) of one of the dtypes, its output dims known and
+    positive, pads >= 0, whose windows overlap (windows no larger than their strides copy each
+    input once into columns: the product takes those): the case of the kernels without columns."""
+    if len(win.kernel) != 2 or x.ndim != 4 or x.dtype not in dtypes or not x.size:
+        return False
+    (kh, kw), (sh, sw), (oh, ow) = win.kernel, win.strides, win.out
+    if kh <= sh and kw <= sw:
+        return False
+    return oh is not None and ow is not None and oh > 0 and ow > 0 and all(b >= 0 and e >= 0 for b, e in win.pads)
+
+
 def _direct(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     """A 2-D dense convolution of few inputs per output and few output channels (pads >= 0,
     overlapping windows) by the numba kernels: the input planes dealt into their stride phases,
@@ -214,13 +226,11 @@ def _direct(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     `jit.threads_for` gives its multiply-adds (DIRECT_FMA_BYTES each; small ones on one: 3x3 to
     16 channels took 0.42 ms on two against 0.25 on one, with the thread pool of the time). None
     when the case is not that one or the kernels do not pay."""
-    if len(win.kernel) != 2 or x.ndim != 4 or x.dtype not in (np.float32, np.float64) or not x.size:
+    if not _overlapping_case(x, win, (np.float32, np.float64)):
         return None
     n, c, h, wd = x.shape
     (kh, kw), (sh, sw), (oh, ow) = win.kernel, win.strides, win.out
-    if c * kh * kw > DIRECT_MAX_TAPS or w.shape[0] > DIRECT_MAX_OUT or (kh <= sh and kw <= sw):
-        return None
-    if oh is None or ow is None or oh <= 0 or ow <= 0 or any(b < 0 or e < 0 for b, e in win.pads):
+    if c * kh * kw > DIRECT_MAX_TAPS or w.shape[0] > DIRECT_MAX_OUT:
         return None
     if not jit.use(x.nbytes * kh * kw, IM2COL_CALL_SAVING, FAMILY):
         return None
@@ -249,14 +259,10 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     not pay, and for windows that do not overlap (strides as large as the window: ConvNeXt's
     2x2 stride-2 over 96 channels at 56x56 took 1.23 ms against the columns' 0.71; a 1x1 window
     is a product without columns: 8 -> 48 channels at 112x112 0.29 ms against BLAS's 0.19)."""
-    if len(win.kernel) != 2 or x.ndim != 4 or x.dtype != np.float32 or not x.size or not w.size:
+    if not w.size or not _overlapping_case(x, win, (np.float32,)):
         return None
     n, c, h, wd = x.shape
     (kh, kw), (sh, sw), (oh, ow) = win.kernel, win.strides, win.out
-    if kh <= sh and kw <= sw:  # windows that do not overlap: their columns copy each input once
-        return None
-    if oh is None or ow is None or oh <= 0 or ow <= 0 or any(b < 0 or e < 0 for b, e in win.pads):
-        return None
     if not jit.use(x.nbytes * kh * kw, IM2COL_CALL_SAVING, FAMILY):
         return None
     from . import conv_loops as k

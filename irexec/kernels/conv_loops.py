@@ -495,44 +495,38 @@ def dense_simd(t_lo, t_hi, buf, w, taps, out, per_task):
                     i = m0 + taps[k]
                     x0 = vload(src, i)
                     x1 = vload(src, i + LANES)
-                    s = vsplat(w0[k])
-                    a0, b0 = vfma(x0, s, a0), vfma(x1, s, b0)
-                    s = vsplat(w1[k])
-                    a1, b1 = vfma(x0, s, a1), vfma(x1, s, b1)
-                    s = vsplat(w2[k])
-                    a2, b2 = vfma(x0, s, a2), vfma(x1, s, b2)
-                    s = vsplat(w3[k])
-                    a3, b3 = vfma(x0, s, a3), vfma(x1, s, b3)
-                    s = vsplat(w4[k])
-                    a4, b4 = vfma(x0, s, a4), vfma(x1, s, b4)
-                    s = vsplat(w5[k])
-                    a5, b5 = vfma(x0, s, a5), vfma(x1, s, b5)
-                    s = vsplat(w6[k])
-                    a6, b6 = vfma(x0, s, a6), vfma(x1, s, b6)
-                    s = vsplat(w7[k])
-                    a7, b7 = vfma(x0, s, a7), vfma(x1, s, b7)
+                    a0, b0 = _fma2(x0, x1, w0[k], a0, b0)
+                    a1, b1 = _fma2(x0, x1, w1[k], a1, b1)
+                    a2, b2 = _fma2(x0, x1, w2[k], a2, b2)
+                    a3, b3 = _fma2(x0, x1, w3[k], a3, b3)
+                    a4, b4 = _fma2(x0, x1, w4[k], a4, b4)
+                    a5, b5 = _fma2(x0, x1, w5[k], a5, b5)
+                    a6, b6 = _fma2(x0, x1, w6[k], a6, b6)
+                    a7, b7 = _fma2(x0, x1, w7[k], a7, b7)
             dst = out[b_i]
-            _store2(dst[o], m0, a0, b0)
-            if q_n > 1:
-                _store2(dst[o1], m0, a1, b1)
-            if q_n > 2:
-                _store2(dst[o2], m0, a2, b2)
-            if q_n > 3:
-                _store2(dst[o3], m0, a3, b3)
-            if q_n > 4:
-                _store2(dst[o4], m0, a4, b4)
-            if q_n > 5:
-                _store2(dst[o5], m0, a5, b5)
-            if q_n > 6:
-                _store2(dst[o6], m0, a6, b6)
-            if q_n > 7:
-                _store2(dst[o7], m0, a7, b7)
+            _store2(dst[o], m0, a0, b0, True)
+            _store2(dst[o1], m0, a1, b1, q_n > 1)
+            _store2(dst[o2], m0, a2, b2, q_n > 2)
+            _store2(dst[o3], m0, a3, b3, q_n > 3)
+            _store2(dst[o4], m0, a4, b4, q_n > 4)
+            _store2(dst[o5], m0, a5, b5, q_n > 5)
+            _store2(dst[o6], m0, a6, b6, q_n > 6)
+            _store2(dst[o7], m0, a7, b7, q_n > 7)
 
 
 @njit(inline="always")
-def _store2(row, m0, a, b):
-    vstore(row, m0, a)
-    vstore(row, m0 + LANES, b)
+def _fma2(x0, x1, wk, a, b):
+    """(a + x0 wk, b + x1 wk): one filter value against the tile's two input vectors."""
+    s = vsplat(wk)
+    return vfma(x0, s, a), vfma(x1, s, b)
+
+
+@njit(inline="always")
+def _store2(row, m0, a, b, real):
+    """row[m0:m0 + 32] = a, b when `real` (a channel past the last is not stored)."""
+    if real:
+        vstore(row, m0, a)
+        vstore(row, m0 + LANES, b)
 
 
 @njit(error_model="numpy")
