@@ -2,11 +2,11 @@
 over this `geometry.Window`"; the family picks the algorithm, numpy or numba, and the threads.
 
 - A pointwise window (1x1..., unit strides, no pads) is one matrix product over the channels.
-- Other float32 2-D convolutions (pads >= 0) keep their sums in registers, 8 output channels by
-  32 positions a tile, from the padded input dealt into its stride phases (`_simd`); grouped
-  ones of up to 8 groups, group by group (`_direct_groups`). ResNet-18 at 224x224: its 3x3
-  convolutions 0.08-0.13 -> 0.05-0.07 ms a layer (about 25 us of it the tiles), its 7x7 stem
-  0.55 ms on two threads -> 0.33 on one.
+- Other float32 2-D convolutions with overlapping windows (pads >= 0) keep their sums in
+  registers, 8 output channels by 32 positions a tile, from the padded input dealt into its
+  stride phases (`_simd`); grouped ones of up to 8 groups, group by group (`_direct_groups`).
+  ResNet-18 at 224x224: its 3x3 convolutions 0.08-0.13 -> 0.05-0.07 ms a layer (about 25 us of
+  it the tiles), its 7x7 stem 0.55 ms on two threads -> 0.33 on one.
 - float64 dense convolutions of few input channels and few output channels (image stems) sum
   their taps straight from the input's stride phases, without columns (`_direct`); grouped ones
   whose groups are such convolutions, group by group (`_direct_groups`).
@@ -277,8 +277,7 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     c_out = w.shape[0]
     wk = np.ascontiguousarray(filters(w, np.float32).reshape(c_out, c, kh * kw))
     out = np.empty((n, c_out, tiles * k.TILE), np.float32)
-    tasks = k.simd_tasks(n, c_out, tiles, tiles)
-    jit.call(k.dense_simd, 0, tasks, buf.reshape(n, c, sh * sw * length), wk, taps, out, tiles)
+    jit.call(k.dense_simd, 0, k.simd_tasks(n, c_out), buf.reshape(n, c, sh * sw * length), wk, taps, out)
     if width == ow and m == tiles * k.TILE:
         return out.reshape(n, c_out, oh, ow)
     y = np.empty((n, c_out, oh, ow), np.float32)

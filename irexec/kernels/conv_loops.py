@@ -76,6 +76,15 @@ def _depthwise_unit(src, wc, dst, dh, dw, acc):
         _rows_out(acc, dst, i0, i1, wp)
 
 
+@njit(error_model="numpy", inline="always")
+def _phase_cols(f, pl, sw, wd, width):
+    """(k_lo, k_hi, first): the columns k_lo..k_hi of phase f (X % sw == f) that fall inside
+    the unpadded row, the first of them at its column `first`."""
+    k_lo = max(0, (pl - f + sw - 1) // sw)
+    k_hi = min(width, (wd + pl - f + sw - 1) // sw)
+    return k_lo, k_hi, k_lo * sw + f - pl
+
+
 @njit(error_model="numpy")
 def _deal(src, phases, pt, pl, sh, sw):
     """phases[Y % sh, X % sw, Y // sh, X // sw] = xpad[Y, X], xpad being src padded by pt rows
@@ -84,9 +93,7 @@ def _deal(src, phases, pt, pl, sh, sw):
     h, wd = src.shape
     width = phases.shape[3]
     for f in range(sw):
-        k_lo = max(0, (pl - f + sw - 1) // sw)
-        k_hi = min(width, (wd + pl - f + sw - 1) // sw)
-        first = k_lo * sw + f - pl
+        k_lo, k_hi, first = _phase_cols(f, pl, sw, wd, width)
         for y in range(h):
             dst = phases[(pt + y) % sh, f, (pt + y) // sh]
             for k in range(k_hi - k_lo):
@@ -445,9 +452,7 @@ def deal_flat(t_lo, t_hi, x, buf, g, width):
     _, h, wd = x.shape
     for p in range(t_lo, t_hi):
         for f in range(sw):
-            k_lo = max(0, (pl - f + sw - 1) // sw)
-            k_hi = min(width, (wd + pl - f + sw - 1) // sw)
-            first = k_lo * sw + f - pl
+            k_lo, k_hi, first = _phase_cols(f, pl, sw, wd, width)
             for y in range(h):
                 dst = buf[p, ((pt + y) % sh) * sw + f]
                 base = ((pt + y) // sh) * width + k_lo
@@ -466,7 +471,7 @@ TILE = 2 * LANES
 
 
 @njit(error_model="numpy")
-def dense_simd(t_lo, t_hi, buf, w, taps, out, per_task):
+def dense_simd(t_lo, t_hi, buf, w, taps, out):
     """A dense float32 2-D convolution with its accumulators in registers: out[n, o, m] = sum
     over c, then taps k, of w[o, c, k] * buf[n, c, m + taps[k]], from 0, one multiply-add each
     (the order of `dense_phased`). buf[n, c] holds input plane c padded and dealt into its
@@ -475,23 +480,20 @@ def dense_simd(t_lo, t_hi, buf, w, taps, out, per_task):
     m = i width + j is a flat position in a plane as wide as a phase plane (columns j >= OW are
     thrown away: `crop_rows`), and every tap reads a contiguous run. A tile is 8 output
     channels (one broadcast filter value each) by TILE positions (two vectors of `simd.LANES`);
-    a task is one batch item's 8 channels over `per_task` tiles. out's last axis is a multiple
-    of TILE; buf's planes reach the last tile's last tap."""
+    a task is one batch item's 8 channels (`simd_tasks`). out's last axis is a multiple of
+    TILE; buf's planes reach the last tile's last tap."""
     c_in = buf.shape[1]
     c_out, _, k_n = w.shape
     tiles = out.shape[2] // TILE
-    chunks = (tiles + per_task - 1) // per_task
     blocks = (c_out + 7) // 8
     for t in range(t_lo, t_hi):
-        b_i = t // (blocks * chunks)
-        rem = t - b_i * blocks * chunks
-        o = rem // chunks * 8
+        b_i = t // blocks
+        o = t % blocks * 8
         q_n = min(8, c_out - o)
         last = c_out - 1  # a block of fewer than 8 channels repeats its last one (not stored)
         o1, o2, o3 = min(o + 1, last), min(o + 2, last), min(o + 3, last)
         o4, o5, o6, o7 = min(o + 4, last), min(o + 5, last), min(o + 6, last), min(o + 7, last)
-        tile_lo = rem % chunks * per_task
-        for tile in range(tile_lo, min(tiles, tile_lo + per_task)):
+        for tile in range(tiles):
             m0 = tile * TILE
             a0, a1, a2, a3, a4, a5, a6, a7 = vzero(), vzero(), vzero(), vzero(), vzero(), vzero(), vzero(), vzero()
             b0, b1, b2, b3, b4, b5, b6, b7 = vzero(), vzero(), vzero(), vzero(), vzero(), vzero(), vzero(), vzero()
@@ -541,18 +543,13 @@ def _store2(row, m0, a, b, real):
 def crop_rows(t_lo, t_hi, src, dst, width):
     """dst[p, i, j] = src[p, i width + j]: rows `width` apart cropped to dst's width, one plane a
     task."""
-    _, oh, ow = dst.shape
     for p in range(t_lo, t_hi):
-        for i in range(oh):
-            row = src[p, i * width :]
-            to = dst[p, i]
-            for j in range(ow):
-                to[j] = row[j]
+        _rows_out(src[p], dst[p], 0, dst.shape[1], width)
 
 
-def simd_tasks(n, c_out, tiles, per_task):
+def simd_tasks(n, c_out):
     """The number of tasks of `dense_simd`."""
-    return n * -(-c_out // 8) * -(-tiles // per_task)
+    return n * -(-c_out // 8)
 
 
 def dense_tasks(n, c_out, oh, width):
@@ -650,5 +647,5 @@ def warm() -> None:
                 buf = np.zeros((2, s * s, 8 * 8 + 2 * TILE), dt)
                 deal_flat(0, 2, xp, buf, g, -(-8 // s))
                 out = np.empty((1, 3, TILE), dt)
-                dense_simd(0, 1, buf.reshape(1, 2, -1), np.ones((3, 2, 9), dt), np.zeros(9, np.int64), out, 1)
+                dense_simd(0, 1, buf.reshape(1, 2, -1), np.ones((3, 2, 9), dt), np.zeros(9, np.int64), out)
                 crop_rows(0, 3, out.reshape(3, TILE), np.empty((3, 2, 3), dt), 4)
