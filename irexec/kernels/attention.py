@@ -9,10 +9,15 @@ and softmax as the op's numpy path, rounded once, with the products on BLAS.
   the products on one BLAS thread each. Keys that no query of a block keeps are not computed:
   a causal mask's (the `causal` attribute, or a boolean mask whose rows end in a masked tail)
   upper triangle is skipped, half the work of a causal attention.
-- Heads of up to 8 embeddings (16 under a causal or boolean prefix mask) whose rows each keep
-  a prefix of the keys skip BLAS: `normalize_loops.attention_fused_rows` takes each query row's
-  scores, softmax and weighted sum of the values in the L1 cache, the probabilities never
-  stored (`_fused`; llama's (1, 4, 512, 8) causal attention 1.18 -> 0.79 ms on two threads).
+- float32 heads of up to 64 embeddings whose rows each keep a prefix of the keys (no mask,
+  causal, a boolean padding mask) or add a float mask skip BLAS: `normalize_loops.
+  attention_simd_rows` takes eight query rows at a time with their sums in 16-lane registers
+  (`_simd`): their scores against every key, each row's max and exponentials 16 lanes a step,
+  and the weighted sums of the values, the scores and probabilities in the L1 cache. With few
+  embeddings a head a BLAS product is mostly its call and its stores (one thread, min of 15:
+  (1, 2, 128, 16) 0.102 -> 0.075 ms, (1, 2, 1500, 16) 5.5 -> 4.8, (1, 12, 128, 64) 0.87 ->
+  0.75, causal 0.84 -> 0.71); from 128 embeddings the BLAS blocks win ((1, 32, 128, 128):
+  2.2 against 2.6 ms), so wider heads keep them.
 - `attention_softmax_out` / `attention_masked_softmax_out`: the fused softmax of whole score
   tensors (short sequences, batch dims that broadcast).
 - `attention_numpy`: before the kernels are loaded (or without them), long sequences by the
@@ -262,9 +267,9 @@ def attention(
 
     batch, q3, k3, v3 = _flat_batch(q, k, v)
     threads = jit.threads_for(nbytes, SOFTMAX_COST)
-    fused = _fused(q3, k3, v3, scale, causal, m, prefix, threads)
-    if fused is not None:
-        return fused.reshape(lead + (length, ev))
+    registers = _simd(q3, k3, v3, scale, causal, m, prefix, threads)
+    if registers is not None:
+        return registers.reshape(lead + (length, ev))
     rows = _block_rows(batch, length, keys, threads)
     per = math.ceil(length / rows)
     out = np.empty((batch, length, ev), q.dtype)
@@ -311,17 +316,7 @@ def attention(
     return out.reshape(lead + (length, ev))
 
 
-# heads of at most this many embeddings (query and value) go by the fused rows; of up to
-# FUSED_MASKED_MAX_E when a mask hides keys (the rows skip them one by one, BLAS by blocks).
-# Measured against the BLAS blocks, two threads, (1, H, 512, E) float32, a causal boolean mask /
-# none: E 8 0.63 / 0.83, E 16 0.80 / 1.08, E 32 1.07 / 1.37, E 64 1.55 / 2.16
-FUSED_MAX_E = 8
-FUSED_MASKED_MAX_E = 16
-# query rows a fused task: the causal rows of a block cost alike
-FUSED_ROWS = 16
-
-
-def _fused(
+def _simd(
     q3: np.ndarray,
     k3: np.ndarray,
     v3: np.ndarray,
@@ -331,51 +326,56 @@ def _fused(
     prefix: np.ndarray | None,
     threads: int,
 ) -> np.ndarray | None:
-    """softmax(q k^T * scale) v by `normalize_loops.attention_fused_rows`, (batch, L, Ev), for
-    float32 heads of few embeddings whose rows each keep a prefix of the keys (no mask, causal,
-    or a boolean mask of prefixes); None otherwise. With 8 or 16 embeddings a head, a product
-    on BLAS is mostly its own overhead and its output's stores: the scores, their softmax and
-    the weighted sum of the values per row in the L1 cache (the keys and values transposed
-    once, so that each loop runs along the keys)."""
+    """softmax(q k^T * scale [+ mask]) v by `normalize_loops.attention_simd_rows`, (batch, L,
+    Ev), for float32 heads of up to SIMD_MAX_E embeddings whose rows each keep a prefix of the
+    keys (no mask, causal, a boolean mask of prefixes) or add a float32 mask; None otherwise
+    (a boolean mask that is not a prefix, a row keeping no key: the BLAS blocks)."""
     batch, length, e = q3.shape
     keys, ev = k3.shape[1], v3.shape[2]
-    widest = FUSED_MASKED_MAX_E if causal or m is not None else FUSED_MAX_E
-    if q3.dtype != np.float32 or max(e, ev) > widest or not keys:
+    if q3.dtype != np.float32 or not keys or max(e, ev) > SIMD_MAX_E:
         return None
-    if m is not None:
-        if not m.select:
-            return None
+    from . import normalize_loops as kl
+
+    mask, mask_row = _NO_MASK, _NO_ROWS
+    if m is not None and m.select:
         keep = prefix[m.index]
         if keep.min() <= 0:  # a row keeping no key, or not a prefix
             return None
+    elif m is not None:
+        keep, mask, mask_row = _NO_ROWS, m.rows, m.index
+        if mask.dtype != np.float32:
+            return None
     elif causal:
-        keep = np.minimum(keys, np.arange(1, length + 1))
-        keep = np.broadcast_to(keep, (batch, length)).reshape(-1)
+        keep = np.broadcast_to(np.minimum(keys, np.arange(1, length + 1)), (batch, length)).reshape(-1)
     else:
         keep = np.full(batch * length, keys, np.int64)
-    from . import normalize_loops as kl
-
-    kt = np.ascontiguousarray(k3.transpose(0, 2, 1))
-    vt = np.ascontiguousarray(v3.transpose(0, 2, 1))
-    q3 = np.ascontiguousarray(q3)
     out = np.empty((batch, length, ev), np.float32)
-    blocks = -(-length // FUSED_ROWS)
-    keep = np.ascontiguousarray(keep, np.int64)
+    # whole batch items a task (the keys transposed once each), split in parts when they are
+    # fewer than two a thread
+    parts = 1 if batch >= 2 * threads else -(-2 * threads // batch)
+    parts = max(1, min(parts, -(-length // kl.SIMD_ROWS)))
     jit.parallel_for(
-        kl.attention_fused_rows,
-        batch * blocks,
+        kl.attention_simd_rows,
+        batch * parts,
         threads,
-        q3,
-        kt,
-        vt,
+        np.ascontiguousarray(q3),
+        np.ascontiguousarray(k3),
+        np.ascontiguousarray(v3),
         out,
-        keep,
-        blocks,
-        FUSED_ROWS,
-        scale,
+        np.ascontiguousarray(keep, np.int64),
+        mask,
+        np.ascontiguousarray(mask_row, np.int64),
+        parts,
+        float(scale),
         fma_scale(q3, scale),
     )
     return out
+
+
+# widest heads (query and value embeddings) `_simd` takes (see the module's docstring)
+SIMD_MAX_E = 64
+_NO_MASK = np.zeros((0, 1), np.float32)
+_NO_ROWS = np.zeros(0, np.int64)
 
 
 # float64 scores per numpy block (512 KiB)

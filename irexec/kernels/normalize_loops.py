@@ -23,6 +23,22 @@ from numba.core.extending import intrinsic
 
 from .jit import njit
 from .reduce.loops import maximum, minimum
+from .simd import (
+    LANES,
+    vabove,
+    vadd,
+    vfma,
+    vfma_exact,
+    vfnma,
+    vload,
+    vmul,
+    vpow2_bits,
+    vsplat,
+    vstore,
+    vsub,
+    vzero,
+    vzero_below,
+)
 
 _SUM_FM = {"reassoc", "contract", "nsz", "arcp"}
 _EXACT_FM = {"contract", "nsz", "arcp"}  # no reassoc: vexp's steps must stay in order
@@ -473,118 +489,335 @@ def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, ou
         _softmax_row_out(t, keep, 1.0, False, e, dst)
 
 
+# query rows `attention_simd_rows` takes at once: two quads, the second reading each slab of
+# keys and values from the L1 cache after the first (one quad a group read them from L2 twice
+# as often: (1, 2, 1500, 16) 5.2 -> 4.8 ms, (1, 12, 128, 64) 0.78 -> 0.75, one thread)
+SIMD_ROWS = 8
+
+
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
-def _scores_f32(qr, kt, s, keep):
-    """s[j] = q . k_j for j < keep in float32 from the keys transposed (kt: (E, S)), each loop
-    running along the keys, eight embeddings a pass over s: two chains of four products (a
-    multiply, then multiply-adds in order) added, then added to the passes before (one pass
-    per embedding stored and loaded s each time: 0.60 -> 0.28 ns a score with 8). The first
-    eight stand apart: with the passes in one loop and a branch for the first, LLVM
-    vectorized neither (0.61 ns)."""
-    e = qr.size
-    if e >= 8:
-        q0, q1, q2, q3 = qr[0], qr[1], qr[2], qr[3]
-        q4, q5, q6, q7 = qr[4], qr[5], qr[6], qr[7]
-        k0, k1, k2, k3 = kt[0], kt[1], kt[2], kt[3]
-        k4, k5, k6, k7 = kt[4], kt[5], kt[6], kt[7]
-        for j in range(keep):
-            a = q0 * k0[j] + q1 * k1[j] + q2 * k2[j] + q3 * k3[j]
-            s[j] = a + (q4 * k4[j] + q5 * k5[j] + q6 * k6[j] + q7 * k7[j])
-        d0 = 8
-    else:
-        q0 = qr[0]
-        k0 = kt[0]
-        for j in range(keep):
-            s[j] = q0 * k0[j]
-        d0 = 1
-    while d0 + 8 <= e:
-        q0, q1, q2, q3 = qr[d0], qr[d0 + 1], qr[d0 + 2], qr[d0 + 3]
-        q4, q5, q6, q7 = qr[d0 + 4], qr[d0 + 5], qr[d0 + 6], qr[d0 + 7]
-        k0, k1, k2, k3 = kt[d0], kt[d0 + 1], kt[d0 + 2], kt[d0 + 3]
-        k4, k5, k6, k7 = kt[d0 + 4], kt[d0 + 5], kt[d0 + 6], kt[d0 + 7]
-        for j in range(keep):
-            a = q0 * k0[j] + q1 * k1[j] + q2 * k2[j] + q3 * k3[j]
-            s[j] = s[j] + (a + (q4 * k4[j] + q5 * k5[j] + q6 * k6[j] + q7 * k7[j]))
-        d0 += 8
-    for d in range(d0, e):
-        qd = qr[d]
-        kd = kt[d]
-        for j in range(keep):
-            s[j] = s[j] + qd * kd[j]
+def _scores4(qs, ktb, sp, ss, j):
+    """ss[i][j + l] = qs[i] . k_(j + l) for four query rows qs[i] (E floats each) and 32 keys
+    j + l, from the keys transposed and padded (ktb: E rows of sp floats): eight sums of 16
+    lanes in registers, each a chain of multiply-adds in embedding order. (The rows come as
+    slices made once: an offset added inside kept numba's negative-index wraparound in the
+    loop, four scalar steps a multiply-add pair; slices made per call cost their reference
+    counts.)"""
+    q0, q1, q2, q3 = qs
+    a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = vzero()
+    for d in range(q0.size):
+        kd = ktb[d * sp + j : d * sp + j + 2 * LANES]
+        x = vload(kd, 0)
+        y = vload(kd, LANES)
+        w = vsplat(q0[d])
+        a0 = vfma(w, x, a0)
+        b0 = vfma(w, y, b0)
+        w = vsplat(q1[d])
+        a1 = vfma(w, x, a1)
+        b1 = vfma(w, y, b1)
+        w = vsplat(q2[d])
+        a2 = vfma(w, x, a2)
+        b2 = vfma(w, y, b2)
+        w = vsplat(q3[d])
+        a3 = vfma(w, x, a3)
+        b3 = vfma(w, y, b3)
+    s0, s1, s2, s3 = ss
+    vstore(s0, j, a0)
+    vstore(s0, j + LANES, b0)
+    vstore(s1, j, a1)
+    vstore(s1, j + LANES, b1)
+    vstore(s2, j, a2)
+    vstore(s2, j + LANES, b2)
+    vstore(s3, j, a3)
+    vstore(s3, j + LANES, b3)
 
 
-@njit(fastmath=_SUM_FM, error_model="numpy")
-def _weighted8_f32(w, vt, c, keep, inv, dst):
-    """dst[c + i] = (the float32 sum of w[j] * vt[c + i, j] over j < keep) * inv for i < 8,
-    eight rows at once (reassociated: a vector of lanes each; each w[j] loaded once for the
-    eight, and eight independent chains of multiply-adds: one row at a time waited on its one
-    chain, 0.31 ns a score for eight rows)."""
-    v0, v1, v2, v3 = vt[c], vt[c + 1], vt[c + 2], vt[c + 3]
-    v4, v5, v6, v7 = vt[c + 4], vt[c + 5], vt[c + 6], vt[c + 7]
-    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = np.float32(0.0)
-    for j in range(keep):
-        x = w[j]
-        a0 += x * v0[j]
-        a1 += x * v1[j]
-        a2 += x * v2[j]
-        a3 += x * v3[j]
-        a4 += x * v4[j]
-        a5 += x * v5[j]
-        a6 += x * v6[j]
-        a7 += x * v7[j]
-    dst[c] = np.float64(a0) * inv
-    dst[c + 1] = np.float64(a1) * inv
-    dst[c + 2] = np.float64(a2) * inv
-    dst[c + 3] = np.float64(a3) * inv
-    dst[c + 4] = np.float64(a4) * inv
-    dst[c + 5] = np.float64(a5) * inv
-    dst[c + 6] = np.float64(a6) * inv
-    dst[c + 7] = np.float64(a7) * inv
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _weighted4(ps, vb, evp, width, c, acc, r):
+    """acc[(r + i) * evp + c + l] = the float32 sum of ps[i][j] * v_j[c + l] over keys
+    j < width, for four rows ps[i] and 16 values c + l, the values padded to evp floats a key
+    (vb): the even and the odd keys in separate sums (eight chains)."""
+    p0, p1, p2, p3 = ps
+    a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = vzero()
+    for h in range(width // 2):
+        j = 2 * h
+        x = vload(vb, j * evp + c)
+        y = vload(vb, (j + 1) * evp + c)
+        a0 = vfma(vsplat(p0[j]), x, a0)
+        b0 = vfma(vsplat(p0[j + 1]), y, b0)
+        a1 = vfma(vsplat(p1[j]), x, a1)
+        b1 = vfma(vsplat(p1[j + 1]), y, b1)
+        a2 = vfma(vsplat(p2[j]), x, a2)
+        b2 = vfma(vsplat(p2[j + 1]), y, b2)
+        a3 = vfma(vsplat(p3[j]), x, a3)
+        b3 = vfma(vsplat(p3[j + 1]), y, b3)
+    if width % 2:
+        j = width - 1
+        x = vload(vb, j * evp + c)
+        a0 = vfma(vsplat(p0[j]), x, a0)
+        a1 = vfma(vsplat(p1[j]), x, a1)
+        a2 = vfma(vsplat(p2[j]), x, a2)
+        a3 = vfma(vsplat(p3[j]), x, a3)
+    vstore(acc, r * evp + c, vadd(a0, b0))
+    vstore(acc, (r + 1) * evp + c, vadd(a1, b1))
+    vstore(acc, (r + 2) * evp + c, vadd(a2, b2))
+    vstore(acc, (r + 3) * evp + c, vadd(a3, b3))
 
 
-@njit(fastmath=_SUM_FM, error_model="numpy")
-def _weighted_f32(w, vc, keep):
-    """The float32 sum of w[j] * vc[j] over j < keep (reassociated)."""
-    a = np.float32(0.0)
-    for j in range(keep):
-        a += w[j] * vc[j]
-    return a
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _weighted4x4(ps, vb, evp, width, c, acc, r):
+    """`_weighted4` for 64 values c + l at once: four rows by four vectors of 16 values, each
+    key's four value vectors loaded once for the sixteen sums (a key at a time: sixteen
+    chains)."""
+    p0, p1, p2, p3 = ps
+    a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = vzero()
+    c0 = c1 = c2 = c3 = d0 = d1 = d2 = d3 = vzero()
+    for j in range(width):
+        vj = vb[j * evp + c : j * evp + c + 4 * LANES]
+        x0 = vload(vj, 0)
+        x1 = vload(vj, LANES)
+        x2 = vload(vj, 2 * LANES)
+        x3 = vload(vj, 3 * LANES)
+        w = vsplat(p0[j])
+        a0 = vfma(w, x0, a0)
+        b0 = vfma(w, x1, b0)
+        c0 = vfma(w, x2, c0)
+        d0 = vfma(w, x3, d0)
+        w = vsplat(p1[j])
+        a1 = vfma(w, x0, a1)
+        b1 = vfma(w, x1, b1)
+        c1 = vfma(w, x2, c1)
+        d1 = vfma(w, x3, d1)
+        w = vsplat(p2[j])
+        a2 = vfma(w, x0, a2)
+        b2 = vfma(w, x1, b2)
+        c2 = vfma(w, x2, c2)
+        d2 = vfma(w, x3, d2)
+        w = vsplat(p3[j])
+        a3 = vfma(w, x0, a3)
+        b3 = vfma(w, x1, b3)
+        c3 = vfma(w, x2, c3)
+        d3 = vfma(w, x3, d3)
+    _store4(acc, r * evp + c, a0, b0, c0, d0)
+    _store4(acc, (r + 1) * evp + c, a1, b1, c1, d1)
+    _store4(acc, (r + 2) * evp + c, a2, b2, c2, d2)
+    _store4(acc, (r + 3) * evp + c, a3, b3, c3, d3)
+
+
+@njit(inline="always")
+def _store4(acc, at, a, b, c, d):
+    vstore(acc, at, a)
+    vstore(acc, at + LANES, b)
+    vstore(acc, at + 2 * LANES, c)
+    vstore(acc, at + 3 * LANES, d)
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _weighted(ps, vb, evp, width, acc, r):
+    """`_weighted4` over every value of the four rows ps: 64 at a time by `_weighted4x4`, the
+    rest 16 at a time."""
+    c = 0
+    while c + 4 * LANES <= evp:
+        _weighted4x4(ps, vb, evp, width, c, acc, r)
+        c += 4 * LANES
+    while c < evp:
+        _weighted4(ps, vb, evp, width, c, acc, r)
+        c += LANES
+
+
+_POW2_BIAS = np.int32(_SHIFT_BITS_F - 127)
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _vexp_neg_f32(a):
+    """`exp_neg_f32` on 16 lanes, its operations in its order (contracted alike)."""
+    low = vsplat(_EXP_LOW_F)
+    ac = vabove(a, low)
+    kb = vfma(ac, vsplat(_LOG2E_F), vsplat(_SHIFT_F))
+    k = vsub(kb, vsplat(_SHIFT_F))
+    r = vfnma(k, vsplat(_LN2_LO_F), vfnma(k, vsplat(_LN2_HI_F), ac))
+    p = vfma(vsplat(_XF[7]), r, vsplat(_XF[6]))
+    p = vfma(p, r, vsplat(_XF[5]))
+    p = vfma(p, r, vsplat(_XF[4]))
+    p = vfma(p, r, vsplat(_XF[3]))
+    p = vfma(p, r, vsplat(_XF[2]))
+    p = vfma(p, r, vsplat(_XF[1]))
+    p = vfma(p, r, vsplat(_XF[0]))
+    return vzero_below(a, low, vmul(p, vpow2_bits(kb, _POW2_BIAS)))
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _finite_max_f32(row, keep, lanes):
+    """The largest of row[:keep] when every one is finite, else NaN: 64 a step in four vectors
+    of ordered maxima (llvm.maximum's NaN-propagating vectors and their sixteen-lane reduction
+    cost 0.26 ns a score of a 128-key row), and a sum of x * 0 that turns NaN at a NaN or an
+    infinity. Its sign of a zero maximum may differ from `maximum`'s: the exponentials of
+    score * scale - max do not see it. lanes: a scratch of 32 floats."""
+    whole = keep - keep % LANES
+    zero = vzero()
+    bad = vzero()
+    m0 = m1 = m2 = m3 = vload(row, 0) if whole else vzero()
+    j = 0
+    while j + 4 * LANES <= whole:
+        x0 = vload(row, j)
+        x1 = vload(row, j + LANES)
+        x2 = vload(row, j + 2 * LANES)
+        x3 = vload(row, j + 3 * LANES)
+        m0 = vabove(x0, m0)
+        m1 = vabove(x1, m1)
+        m2 = vabove(x2, m2)
+        m3 = vabove(x3, m3)
+        bad = vfma(vadd(vadd(x0, x1), vadd(x2, x3)), zero, bad)
+        j += 4 * LANES
+    while j < whole:
+        x0 = vload(row, j)
+        m0 = vabove(x0, m0)
+        bad = vfma(x0, zero, bad)
+        j += LANES
+    vstore(lanes, 0, vabove(vabove(m0, m1), vabove(m2, m3)))
+    vstore(lanes, LANES, bad)
+    top = lanes[0] if whole else row[0]
+    check = np.float32(0.0)
+    for i in range(1, LANES if whole else 0):
+        top = lanes[i] if lanes[i] > top else top
+    for i in range(LANES, 2 * LANES if whole else 0):
+        check += lanes[i]
+    for j in range(whole, keep):
+        x = row[j]
+        top = x if x > top else top
+        check += x * np.float32(0.0)
+    return top if check == 0.0 else np.float32(np.nan)
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _attention_exps_simd(row, keep, scale, fma, e, lanes):
+    """`_attention_exps_f32` with its max and exponentials 16 lanes a step (the same values);
+    the cases other than a positive scale, `fma` and finite scores go to it. row and e are
+    read and written up to keep rounded up to 16 (`attention_simd_rows`' rows: the lanes past
+    keep are computed and left, never summed)."""
+    if keep == 0 or not fma or not scale > 0.0:
+        return _attention_exps_f32(row, keep, scale, fma, e)
+    m = np.float64(_finite_max_f32(row, keep, lanes)) * scale
+    if not (abs(m) < 3.0e38):  # NaN or infinite scores, or -max past float32
+        return _attention_exps_f32(row, keep, scale, fma, e)
+    vs, vn = vsplat(np.float32(scale)), vsplat(-np.float32(m))
+    for j in range(0, keep, LANES):
+        vstore(e, j, _vexp_neg_f32(vfma_exact(vload(row, j), vs, vn)))
+    return 1.0 / _sum_f64(e, keep)
+
+
+@njit(error_model="numpy", inline="always")
+def _head_buffers(kb, vb, kt, vbuf, sp, evp):
+    """The keys kb (S, E) transposed into kt (E rows of sp floats; the columns past S stay 0);
+    the values vb (S, Ev) flat, through vbuf padded to evp floats a key when Ev is not whole
+    16s (the pads stay 0)."""
+    n, e = kb.shape
+    for j0 in range(0, n, LANES):
+        for d in range(e):
+            for j in range(j0, min(n, j0 + LANES)):
+                kt[d * sp + j] = kb[j, d]
+    ev = vb.shape[1]
+    if ev == evp:
+        return vb.reshape(n * ev)
+    for j in range(n):
+        for c in range(ev):
+            vbuf[j * evp + c] = vb[j, c]
+    return vbuf
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy")
-def attention_fused_rows(t_lo, t_hi, q, kt, vt, out, keep, blocks, rows, scale, fma):
-    """softmax(q k^T * scale) v for float32 rows that each keep a prefix of the keys (no mask, a
-    causal one, or a boolean mask of prefixes): per query row, its scores against its keep[row]
-    keys (`_scores_f32`, from kt (B, E, S)), their exponentials and sum as `_attention_row_f32`
-    computes them, and each output the float32 sum of exponential times value (vt (B, Ev, S),
-    `_weighted8_f32`) times the reciprocal of their sum, rounded once: the probabilities are
-    never stored, nothing leaves the L1 cache but the output, and the keys (and values) a row's
-    mask hides are not read. A row whose max is not finite takes `_softmax_row_out`'s
-    probabilities. Task t is row block `blocks - 1 - t // B` of batch item t % B (`rows` rows a
-    block): the longest causal rows first."""
-    nb, length, _ = q.shape
-    n = kt.shape[2]
-    ev = vt.shape[1]
-    s = np.empty(n, np.float32)
-    e32 = np.empty(n, np.float32)
-    e = np.empty(n)
+def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, scale, fma):
+    """softmax(q k^T * scale [+ mask]) v for float32, eight query rows at a time (SIMD_ROWS)
+    with the sums in 16-lane registers: their scores (`_scores4`, from the keys transposed),
+    each row's exponentials and the reciprocal of their float64 sum as `_attention_exps_f32`
+    computes them (16 lanes a step: `_attention_exps_simd`; with a float mask,
+    `_added_mask_exps_f32`), the weighted sums of the values (`_weighted`), and each output
+    that float32 sum times the reciprocal, rounded once. Each row keeps a prefix of the keys,
+    keep[row] (no mask, causal, or a boolean mask of prefixes); or, when mask has rows, row r
+    adds mask[mask_row[r]] to its scaled scores (float), keeping them up to its last that is
+    not -inf. A row whose max is not finite takes `_softmax_row_out`'s probabilities (inv 1).
+    Task t is part t % parts of batch item t // parts: every parts-th group of rows from the
+    part's (alike in work under a causal mask); the keys are transposed once per batch item a
+    call."""
+    nb, length, e = q.shape
+    n, ev = k.shape[1], v.shape[2]
+    sp = n + (-n) % (2 * LANES)
+    evp = ev + (-ev) % LANES
+    added = mask.shape[0] > 0
+    kt = np.zeros(e * sp, np.float32)
+    vbuf = np.zeros(n * evp if ev != evp else 0, np.float32)
+    s = np.zeros(SIMD_ROWS * sp, np.float32)  # scores
+    p = np.zeros(SIMD_ROWS * sp, np.float32)  # their exponentials
+    qr = np.empty((SIMD_ROWS, e), np.float32)
+    # each quad's rows as slices made once
+    qa, qz = (qr[0], qr[1], qr[2], qr[3]), (qr[4], qr[5], qr[6], qr[7])
+    sa = (s[:sp], s[sp : 2 * sp], s[2 * sp : 3 * sp], s[3 * sp : 4 * sp])
+    sz = (s[4 * sp : 5 * sp], s[5 * sp : 6 * sp], s[6 * sp : 7 * sp], s[7 * sp :])
+    pa = (p[:sp], p[sp : 2 * sp], p[2 * sp : 3 * sp], p[3 * sp : 4 * sp])
+    pz = (p[4 * sp : 5 * sp], p[5 * sp : 6 * sp], p[6 * sp : 7 * sp], p[7 * sp :])
+    acc = np.empty(SIMD_ROWS * evp, np.float32)
+    inv = np.zeros(SIMD_ROWS)
+    lanes = np.empty(2 * LANES, np.float32)
+    e64 = np.empty(n)
+    t64 = np.empty(n)
+    head = -1
+    vb = vbuf
     for t in range(t_lo, t_hi):
-        b = t % nb
-        blk = blocks - 1 - t // nb
-        for r in range(blk * rows, min(length, (blk + 1) * rows)):
-            k = keep[b * length + r]
-            _scores_f32(q[b, r], kt[b], s, k)
-            dst = out[b, r]
-            inv = _attention_exps_f32(s, k, scale, fma, e32)
-            if inv == 0.0:
-                _softmax_row_out(s, k, scale, False, e, e32[:k])
-                inv = 1.0
-            vb = vt[b]
-            whole = ev - ev % 8
-            for c in range(0, whole, 8):
-                _weighted8_f32(e32, vb, c, k, inv, dst)
-            for c in range(whole, ev):
-                dst[c] = np.float64(_weighted_f32(e32, vb[c], k)) * inv
+        b = t // parts
+        if b != head:
+            vb = _head_buffers(k[b], v[b], kt, vbuf, sp, evp)
+            head = b
+        qb = q[b]
+        for g in range((t % parts) * SIMD_ROWS, length, parts * SIMD_ROWS):
+            m = min(SIMD_ROWS, length - g)
+            width = n
+            if not added:
+                width = 0
+                for i in range(m):
+                    width = max(width, keep[b * length + g + i])
+            for i in range(SIMD_ROWS):
+                qr[i] = qb[min(g + i, g + m - 1)]
+            quads = 1 if m <= 4 else 2
+            for j in range(0, width + (-width) % (2 * LANES), 2 * LANES):
+                _scores4(qa, kt, sp, sa, j)
+                if quads > 1:
+                    _scores4(qz, kt, sp, sz, j)
+            for i in range(4 * quads):
+                row = s[i * sp : i * sp + width]
+                dst = p[i * sp : i * sp + width]
+                if i >= m:
+                    dst[:] = 0.0
+                    continue
+                r = b * length + g + i
+                if added:
+                    mk = mask[mask_row[r]]
+                    got, kept = _added_mask_exps_f32(row, mk, scale, dst)
+                    if got == 0.0:
+                        for j in range(n):
+                            t64[j] = np.float64(row[j]) * scale + np.float64(mk[j])
+                        kept = n
+                        while kept > 0 and t64[kept - 1] == -np.inf:
+                            kept -= 1
+                        if kept == 0:
+                            kept = n  # every score masked: NaN, as the numpy path's softmax gives
+                        _softmax_row_out(t64, kept, 1.0, False, e64, dst)
+                        got = 1.0
+                else:
+                    kept = keep[r]
+                    got = _attention_exps_simd(row, kept, scale, fma, dst, lanes)
+                    if got == 0.0:
+                        _softmax_row_out(row, kept, scale, False, e64, dst)
+                        got = 1.0
+                for j in range(kept, width):
+                    dst[j] = 0.0
+                inv[i] = got
+            _weighted(pa, vb, evp, width, acc, 0)
+            if quads > 1:
+                _weighted(pz, vb, evp, width, acc, 4)
+            for i in range(m):
+                o = out[b, g + i]
+                for c in range(ev):
+                    o[c] = np.float64(acc[i * evp + c]) * inv[i]
 
 
 @njit(error_model="numpy")
@@ -766,10 +999,8 @@ def warm() -> None:
                 f32 = dt == np.float32
                 attention_masked_rows(0, 2, x, mask, rows, prefix, mask.dtype == np.bool_, out, 0.5, f32, f32, inv)
     q = np.ones((1, 2, 4), np.float32)
-    keep = np.ones(2, np.int64)
-    attention_fused_rows(
-        0, 1, q, q.transpose(0, 2, 1).copy(), q.transpose(0, 2, 1).copy(), q.copy(), keep, 1, 2, 0.5, True
-    )
+    rows = np.zeros(2, np.int64)
+    attention_simd_rows(0, 1, q, q, q, q.copy(), np.ones(2, np.int64), np.zeros((0, 1), np.float32), rows, 1, 0.5, True)
     bytes_ = np.ones((1, 8), np.uint8)
     mask_bounds(bytes_, bytes_.view(np.uint64), np.zeros(1, np.int64), 8, np.empty(1, np.int64), np.empty(1, np.int64))
     x = np.ones((2, 8), np.float32)

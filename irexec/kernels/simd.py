@@ -10,7 +10,9 @@ that loads one is marked `"min-legal-vector-width"="512"`, as clang marks functi
 28x28: 49 -> 24 us on one core, with two ymm against one zmm). Where AVX-512 is missing, LLVM
 splits the value into what the machine has: the same results. The multiply-add is `fmul` and
 `fadd` allowed to contract, as `fastmath={"contract"}` gives the other kernels: one fused
-multiply-add where the machine has it."""
+multiply-add where the machine has it. The lane-wise steps of an exponential (`vfma_exact`,
+`vfnma`, `vsub`, `vabove`, `vzero_below`, `vpow2_bits`) let `normalize_loops._vexp_neg_f32`
+repeat the scalar `exp_neg_f32` on 16 lanes, its bits."""
 
 from __future__ import annotations
 
@@ -157,3 +159,97 @@ def vadd(typingctx, a, b):
         return builder.fadd(args[0], args[1])
 
     return f32x16(a, b), codegen
+
+
+def _call(builder, name: str, args):
+    """A call of the LLVM intrinsic `name` on <16 x float> values (llvmlite names no vector
+    overloads: the suffix is spelled here)."""
+    full = f"{name}.v16f32"
+    fn = builder.module.globals.get(full) or ir.Function(
+        builder.module, ir.FunctionType(_VEC, [_VEC] * len(args)), full
+    )
+    return builder.call(fn, args)
+
+
+@intrinsic
+def vfma_exact(typingctx, a, b, c):
+    """a * b + c lane by lane with one rounding (llvm.fma), as `normalize_loops._fma_f32`."""
+    if not (a == b == c == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _call(builder, "llvm.fma", args)
+
+    return f32x16(a, b, c), codegen
+
+
+@intrinsic
+def vfnma(typingctx, a, b, c):
+    """c - a * b lane by lane, fused where the machine has fused multiply-adds (as a scalar
+    `c - a * b` compiled with `contract`)."""
+    if not (a == b == c == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fsub(args[2], builder.fmul(args[0], args[1], flags=_CONTRACT), flags=_CONTRACT)
+
+    return f32x16(a, b, c), codegen
+
+
+@intrinsic
+def vsub(typingctx, a, b):
+    """a - b lane by lane."""
+    if not (a == b == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fsub(args[0], args[1])
+
+    return f32x16(a, b), codegen
+
+
+@intrinsic
+def vabove(typingctx, a, low):
+    """a where a > low, else low, lane by lane (a scalar `max(a, low)` for a not NaN)."""
+    if not (a == low == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.select(builder.fcmp_ordered(">", args[0], args[1]), args[0], args[1])
+
+    return f32x16(a, low), codegen
+
+
+@intrinsic
+def vzero_below(typingctx, a, low, x):
+    """0.0 where a < low, else x, lane by lane."""
+    if not (a == low == x == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        below = builder.fcmp_ordered("<", args[0], args[1])
+        return builder.select(below, ir.Constant(_VEC, [0.0] * LANES), args[2])
+
+    return f32x16(a, low, x), codegen
+
+
+@intrinsic
+def vpow2_bits(typingctx, kb, bias):
+    """The float32 lanes whose bits are (bits(kb) - bias) << 23: 2^k for a kb whose low
+    mantissa bits hold k + bias - 127 (the shift trick of `normalize_loops.exp_neg_f32`)."""
+    if not (kb == f32x16 and isinstance(bias, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        i32 = ir.IntType(32)
+        ints = builder.bitcast(args[0], ir.VectorType(i32, LANES))
+        b = builder.trunc(args[1], i32) if sig.args[1].bitwidth > 32 else args[1]
+        splat = builder.shuffle_vector(
+            builder.insert_element(ir.Constant(ir.VectorType(i32, LANES), ir.Undefined), b, ir.Constant(i32, 0)),
+            ir.Constant(ir.VectorType(i32, LANES), ir.Undefined),
+            ir.Constant(ir.VectorType(i32, LANES), [0] * LANES),
+        )
+        shifted = builder.shl(builder.sub(ints, splat), ir.Constant(ir.VectorType(i32, LANES), [23] * LANES))
+        return builder.bitcast(shifted, _VEC)
+
+    return f32x16(kb, bias), codegen

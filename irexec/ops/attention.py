@@ -5,8 +5,9 @@ keeps the positions where it is true, and a float mask is added. Batch dims broa
 
 The products run on BLAS in float32 (float64 for f64); the softmax is the reduction family's
 (`kernels.normalize`: exact max, float64 sums), rounded once. With the kernels, long sequences
-go by query blocks, skipping the keys a causal mask hides, and heads of few embeddings by
-fused rows (scores, softmax and weighted values per query row, no BLAS; `kernels.attention`).
+go by query blocks, skipping the keys a causal mask hides, and float32 heads of up to 64
+embeddings by register rows (scores, softmax and weighted values of eight query rows in
+16-lane registers, no BLAS; `kernels.attention`).
 """
 
 from __future__ import annotations
