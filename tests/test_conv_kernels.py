@@ -388,6 +388,29 @@ def test_float32_convolution_accumulates_in_registers(kernels, monkeypatch, case
     assert np.all(np.abs(got[~nan] - want[~nan]) <= 2 * bound)  # each within the bound of the exact sum
 
 
+def test_register_tiles_on_two_threads_give_one_threads_bits(kernels, monkeypatch):
+    """From SIMD_THREAD_FMAS multiply-adds `conv._simd` puts its tiles (8 output channels of a
+    batch item a task) on two threads: each output the same sum in the same order, so the
+    same bits as on one thread, for two batch items, 20 output channels (a part block) and
+    stride 2."""
+    from irexec.kernels import conv as kc
+    from irexec.kernels import jit
+
+    x = R.standard_normal((2, 5, 19, 23)).astype(np.float32)
+    w = R.standard_normal((20, 5, 3, 3)).astype(np.float32)
+    win = _window(x.shape, w.shape, (2, 1), (1, 1), (1, 0), (1, 2))
+    one = kc._simd(x, w, win)
+    used = []
+    real = jit.parallel_for
+    monkeypatch.setattr(jit, "parallel_for", lambda k, n, t, *a: used.append(t) or real(k, n, t, *a))
+    monkeypatch.setattr(kc, "SIMD_THREAD_FMAS", 1)
+    monkeypatch.setattr(jit.config, "THREAD_MIN_BYTES", 1 << 10)
+    monkeypatch.setattr(jit.config, "NUM_THREADS", 2)
+    two = kc._simd(x, w, win)
+    assert used == [2]
+    np.testing.assert_array_equal(one.view(np.int32), two.view(np.int32))
+
+
 @pytest.mark.parametrize("k,s", [((2, 2), (2, 2)), ((1, 1), (2, 2)), ((4, 4), (4, 4)), ((1, 1), (1, 1))])
 def test_windows_that_do_not_overlap_keep_the_columns(kernels, k, s):
     """Windows no larger than their strides (patches, 1x1) copy each input once into columns:

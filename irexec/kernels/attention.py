@@ -267,7 +267,11 @@ def attention(
 
     batch, q3, k3, v3 = _flat_batch(q, k, v)
     threads = jit.threads_for(nbytes, SOFTMAX_COST)
-    registers = _simd(q3, k3, v3, scale, causal, m, prefix, threads)
+    # the register rows' work grows with the embeddings: threads from 2.5x the softmax's cost at
+    # 16 + 16 of them ((1, 12, 128, 64), 196 K scores: 0.94 -> 0.63 ms on two threads; (1, 2,
+    # 128, 16) 0.10 -> 0.14: one)
+    wide = jit.threads_for(nbytes, SOFTMAX_COST * (1 + (q.shape[-1] + ev) / SIMD_EMBEDDINGS_COST))
+    registers = _simd(q3, k3, v3, scale, causal, m, prefix, wide)
     if registers is not None:
         return registers.reshape(lead + (length, ev))
     rows = _block_rows(batch, length, keys, threads)
@@ -374,6 +378,8 @@ def _simd(
 
 # widest heads (query and value embeddings) `_simd` takes (see the module's docstring)
 SIMD_MAX_E = 64
+# embeddings (query and value) a score that cost as much as its softmax, in the register rows
+SIMD_EMBEDDINGS_COST = 32
 _NO_MASK = np.zeros((0, 1), np.float32)
 _NO_ROWS = np.zeros(0, np.int64)
 

@@ -249,13 +249,18 @@ def _direct(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     return out
 
 
+# multiply-adds from which `_simd`'s tiles take two threads (about 0.25 ms of them on one)
+SIMD_THREAD_FMAS = 16_000_000
+
+
 def _simd(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     """A dense float32 2-D convolution (pads >= 0) by `conv_loops.dense_simd`, its accumulators
     in registers: the input planes padded and dealt into their stride phases (`deal_flat`), then
     8 output channels by 32 positions a tile, every tap a contiguous run; output rows as wide as
-    a phase plane, cropped (`crop_rows`). On one thread: the tiles keep the multiply-add units
-    busy, and this machine's two vCPUs share theirs (the stem's tiles: 202 us on one thread,
-    258 us as two threads of half each). None when the case is not that one or the kernels do
+    a phase plane, cropped (`crop_rows`). The tiles go on two threads from SIMD_THREAD_FMAS
+    multiply-adds (a 3x3 of 128 -> 128 channels over 28x28: 1.8 -> 1.2-1.4 ms, 256 -> 256
+    over 14x14 1.8 -> 1.1; 16 -> 32 at stride 2 over 56x56, 3.6 M, took 0.10 ms on one thread
+    and 0.15 on two). None when the case is not that one or the kernels do
     not pay, and for windows that do not overlap (strides as large as the window: ConvNeXt's
     2x2 stride-2 over 96 channels at 56x56 took 1.23 ms against the columns' 0.71; a 1x1 window
     is a product without columns: 8 -> 48 channels at 112x112 0.29 ms against BLAS's 0.19)."""
@@ -277,7 +282,9 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     c_out = w.shape[0]
     wk = np.ascontiguousarray(filters(w, np.float32).reshape(c_out, c, kh * kw))
     out = np.empty((n, c_out, tiles * k.TILE), np.float32)
-    jit.call(k.dense_simd, 0, k.simd_tasks(n, c_out), buf.reshape(n, c, sh * sw * length), wk, taps, out)
+    fmas = n * c_out * oh * ow * c * kh * kw
+    threads = jit.threads_for(fmas, config.THREAD_MIN_BYTES / SIMD_THREAD_FMAS)
+    jit.parallel_for(k.dense_simd, k.simd_tasks(n, c_out), threads, buf.reshape(n, c, sh * sw * length), wk, taps, out)
     if width == ow and m == tiles * k.TILE:
         return out.reshape(n, c_out, oh, ow)
     y = np.empty((n, c_out, oh, ow), np.float32)
