@@ -5,7 +5,11 @@ embedding, nms and detectron kernel families (`hot`).
 
 Each case is one OpenVINO graph written with `ov.save_model`, loaded by irexec (its kernels
 loaded first: the steady state) and compiled by OpenVINO's CPU plugin (f32 inference
-precision). Interleaved rounds (each contender once per round, the order alternating), medians;
+precision). Interleaved rounds (each contender once per round, the order alternating, calls
+`--pause` ms apart, 20 by default as in tools/bench_models.py: OpenVINO's workers spin about
+1 ms after a call, on the core irexec's second kernel thread would take; back to back, (1, 12,
+128, 64) attention measured 1.04 ms against OpenVINO's 0.92, and 20 ms apart 1.04 against
+1.44, OpenVINO slower from idle cores), medians;
 the ratio is irexec's time over OpenVINO's, and the last column the largest difference between
 the two outputs relative to the largest |value| ("shape" when their row counts differ).
 `--threads N` sets both irexec's kernel threads and OpenVINO's INFERENCE_NUM_THREADS; the
@@ -323,6 +327,7 @@ def bench(
     groups: str | None = None,
     cpu: bool = False,
     numpy_column: bool = False,
+    pause: float = 0.02,
 ) -> None:
     import openvino.opset15 as o15
     import openvino.opset16 as o16
@@ -334,7 +339,10 @@ def bench(
         irexec.set_num_threads(threads)
     clock = time.process_time if cpu else time.perf_counter
     what = "process CPU time" if cpu else "wall time"
-    print(f"{rounds} interleaved rounds, medians of {what}; threads (irexec, OpenVINO CPU): {threads or 'default'}")
+    print(
+        f"{rounds} interleaved rounds {pause * 1e3:g} ms apart, medians of {what}; "
+        f"threads (irexec, OpenVINO CPU): {threads or 'default'}"
+    )
     numpy_head = f" {'numpy ms':>9}" if numpy_column else ""
     print(f"{'case':44} {'irexec ms':>10}{numpy_head} {'OpenVINO ms':>12} {'ratio':>7} {'max diff':>9}")
     chosen = None if groups is None else set(groups.split(","))
@@ -357,6 +365,9 @@ def bench(
             times: dict[str, list[float]] = {key: [] for key, _ in order}
             for r in range(rounds):
                 for key, fn in order if r % 2 == 0 else order[::-1]:
+                    # `pause` apart, as tools/bench_models.py: OpenVINO's workers spin about 1 ms
+                    # after its calls, on the core a two-thread kernel of irexec's would take
+                    time.sleep(pause)
                     t = clock()
                     fn()
                     times[key].append(clock() - t)
@@ -379,9 +390,12 @@ def main(argv=None) -> None:
     )
     ap.add_argument("--group", default=None, help="comma-separated groups: audio,act,sdpa,conv,mvn,matmul,hot")
     ap.add_argument("--numpy", action="store_true", help="also time irexec's numpy paths (IREXEC_JIT=never)")
+    ap.add_argument(
+        "--pause", type=float, default=20.0, help="ms between contenders' calls (OpenVINO's workers spin after)"
+    )
     args = ap.parse_args(argv)
     os.environ.setdefault("CI", "true")  # no OpenVINO telemetry
-    bench(args.rounds, args.threads, args.only, args.group, args.cpu, args.numpy)
+    bench(args.rounds, args.threads, args.only, args.group, args.cpu, args.numpy, args.pause / 1e3)
 
 
 if __name__ == "__main__":
