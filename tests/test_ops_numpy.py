@@ -927,10 +927,10 @@ def _attention64(q, k, v, scale, keep, added=None, bound=False):
     sum_i p_i ds_i) under such errors, so an output by at most 2 max_j ds_j sum_j p_j |v_j|."""
     kept = np.arange(k.shape[-2]) < keep[..., None]
     s = np.einsum("...le,...se->...ls", q.astype(np.float64), k.astype(np.float64)) * scale
-    if added is not None:
-        s = s + added.astype(np.float64)
-    s = np.where(kept, s, -np.inf)
-    with np.errstate(invalid="ignore"):  # the NaN and infinite rows
+    with np.errstate(invalid="ignore"):  # the NaN and infinite rows (inf + -inf: NaN)
+        if added is not None:
+            s = s + added.astype(np.float64)
+        s = np.where(kept, s, -np.inf)
         p = softmax64(s, -1)
         y = np.einsum("...ls,...se->...le", p, v.astype(np.float64))
         if not bound:
