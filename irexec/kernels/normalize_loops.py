@@ -578,26 +578,10 @@ def _weighted4x4(ps, vb, evp, width, c, acc, r):
         x1 = vload(vj, LANES)
         x2 = vload(vj, 2 * LANES)
         x3 = vload(vj, 3 * LANES)
-        w = vsplat(p0[j])
-        a0 = vfma(w, x0, a0)
-        b0 = vfma(w, x1, b0)
-        c0 = vfma(w, x2, c0)
-        d0 = vfma(w, x3, d0)
-        w = vsplat(p1[j])
-        a1 = vfma(w, x0, a1)
-        b1 = vfma(w, x1, b1)
-        c1 = vfma(w, x2, c1)
-        d1 = vfma(w, x3, d1)
-        w = vsplat(p2[j])
-        a2 = vfma(w, x0, a2)
-        b2 = vfma(w, x1, b2)
-        c2 = vfma(w, x2, c2)
-        d2 = vfma(w, x3, d2)
-        w = vsplat(p3[j])
-        a3 = vfma(w, x0, a3)
-        b3 = vfma(w, x1, b3)
-        c3 = vfma(w, x2, c3)
-        d3 = vfma(w, x3, d3)
+        a0, b0, c0, d0 = _fma4(vsplat(p0[j]), x0, x1, x2, x3, a0, b0, c0, d0)
+        a1, b1, c1, d1 = _fma4(vsplat(p1[j]), x0, x1, x2, x3, a1, b1, c1, d1)
+        a2, b2, c2, d2 = _fma4(vsplat(p2[j]), x0, x1, x2, x3, a2, b2, c2, d2)
+        a3, b3, c3, d3 = _fma4(vsplat(p3[j]), x0, x1, x2, x3, a3, b3, c3, d3)
     _store4(acc, r * evp + c, a0, b0, c0, d0)
     _store4(acc, (r + 1) * evp + c, a1, b1, c1, d1)
     _store4(acc, (r + 2) * evp + c, a2, b2, c2, d2)
@@ -605,7 +589,14 @@ def _weighted4x4(ps, vb, evp, width, c, acc, r):
 
 
 @njit(inline="always")
+def _fma4(w, x0, x1, x2, x3, a, b, c, d):
+    """(a, b, c, d) + w (x0, x1, x2, x3), lane by lane: one row's four sums of `_weighted4x4`."""
+    return vfma(w, x0, a), vfma(w, x1, b), vfma(w, x2, c), vfma(w, x3, d)
+
+
+@njit(inline="always")
 def _store4(acc, at, a, b, c, d):
+    """acc[at:at + 64] = the four vectors a, b, c, d."""
     vstore(acc, at, a)
     vstore(acc, at + LANES, b)
     vstore(acc, at + 2 * LANES, c)
