@@ -11,7 +11,7 @@ import numpy as np
 
 from ..geometry import Window2d
 from .jit import njit
-from .simd import LANES, vadd, vfma, vload, vload_even, vmul, vsplat, vstore, vzero
+from .simd import LANES, vadd, vfma2, vload, vload_even, vmul, vsplat, vstore, vzero
 
 # accumulator elements per block of output rows: 8 KiB of float32, in the L1 cache with the rows
 # the taps read (the whole plane's accumulator, 50 KB at 112x112, went through L2 once per tap:
@@ -505,14 +505,14 @@ def dense_simd(t_lo, t_hi, buf, w, taps, out):
                     i = m0 + taps[k]
                     x0 = vload(src, i)
                     x1 = vload(src, i + LANES)
-                    a0, b0 = _fma2(x0, x1, w0[k], a0, b0)
-                    a1, b1 = _fma2(x0, x1, w1[k], a1, b1)
-                    a2, b2 = _fma2(x0, x1, w2[k], a2, b2)
-                    a3, b3 = _fma2(x0, x1, w3[k], a3, b3)
-                    a4, b4 = _fma2(x0, x1, w4[k], a4, b4)
-                    a5, b5 = _fma2(x0, x1, w5[k], a5, b5)
-                    a6, b6 = _fma2(x0, x1, w6[k], a6, b6)
-                    a7, b7 = _fma2(x0, x1, w7[k], a7, b7)
+                    a0, b0 = vfma2(x0, x1, w0[k], a0, b0)
+                    a1, b1 = vfma2(x0, x1, w1[k], a1, b1)
+                    a2, b2 = vfma2(x0, x1, w2[k], a2, b2)
+                    a3, b3 = vfma2(x0, x1, w3[k], a3, b3)
+                    a4, b4 = vfma2(x0, x1, w4[k], a4, b4)
+                    a5, b5 = vfma2(x0, x1, w5[k], a5, b5)
+                    a6, b6 = vfma2(x0, x1, w6[k], a6, b6)
+                    a7, b7 = vfma2(x0, x1, w7[k], a7, b7)
             dst = out[b_i]
             _store2(dst[o], m0, a0, b0, True)
             _store2(dst[o1], m0, a1, b1, q_n > 1)
@@ -522,13 +522,6 @@ def dense_simd(t_lo, t_hi, buf, w, taps, out):
             _store2(dst[o5], m0, a5, b5, q_n > 5)
             _store2(dst[o6], m0, a6, b6, q_n > 6)
             _store2(dst[o7], m0, a7, b7, q_n > 7)
-
-
-@njit(inline="always")
-def _fma2(x0, x1, wk, a, b):
-    """(a + x0 wk, b + x1 wk): one filter value against the tile's two input vectors."""
-    s = vsplat(wk)
-    return vfma(x0, s, a), vfma(x1, s, b)
 
 
 @njit(inline="always")

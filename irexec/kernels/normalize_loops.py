@@ -28,6 +28,8 @@ from .simd import (
     vabove,
     vadd,
     vfma,
+    vfma2,
+    vfma4,
     vfma_exact,
     vfnma,
     vload,
@@ -509,18 +511,10 @@ def _scores4(qs, ktb, sp, ss, j):
         kd = ktb[d * sp + j : d * sp + j + 2 * LANES]
         x = vload(kd, 0)
         y = vload(kd, LANES)
-        w = vsplat(q0[d])
-        a0 = vfma(w, x, a0)
-        b0 = vfma(w, y, b0)
-        w = vsplat(q1[d])
-        a1 = vfma(w, x, a1)
-        b1 = vfma(w, y, b1)
-        w = vsplat(q2[d])
-        a2 = vfma(w, x, a2)
-        b2 = vfma(w, y, b2)
-        w = vsplat(q3[d])
-        a3 = vfma(w, x, a3)
-        b3 = vfma(w, y, b3)
+        a0, b0 = vfma2(x, y, q0[d], a0, b0)
+        a1, b1 = vfma2(x, y, q1[d], a1, b1)
+        a2, b2 = vfma2(x, y, q2[d], a2, b2)
+        a3, b3 = vfma2(x, y, q3[d], a3, b3)
     s0, s1, s2, s3 = ss
     vstore(s0, j, a0)
     vstore(s0, j + LANES, b0)
@@ -578,20 +572,14 @@ def _weighted4x4(ps, vb, evp, width, c, acc, r):
         x1 = vload(vj, LANES)
         x2 = vload(vj, 2 * LANES)
         x3 = vload(vj, 3 * LANES)
-        a0, b0, c0, d0 = _fma4(vsplat(p0[j]), x0, x1, x2, x3, a0, b0, c0, d0)
-        a1, b1, c1, d1 = _fma4(vsplat(p1[j]), x0, x1, x2, x3, a1, b1, c1, d1)
-        a2, b2, c2, d2 = _fma4(vsplat(p2[j]), x0, x1, x2, x3, a2, b2, c2, d2)
-        a3, b3, c3, d3 = _fma4(vsplat(p3[j]), x0, x1, x2, x3, a3, b3, c3, d3)
+        a0, b0, c0, d0 = vfma4(vsplat(p0[j]), x0, x1, x2, x3, a0, b0, c0, d0)
+        a1, b1, c1, d1 = vfma4(vsplat(p1[j]), x0, x1, x2, x3, a1, b1, c1, d1)
+        a2, b2, c2, d2 = vfma4(vsplat(p2[j]), x0, x1, x2, x3, a2, b2, c2, d2)
+        a3, b3, c3, d3 = vfma4(vsplat(p3[j]), x0, x1, x2, x3, a3, b3, c3, d3)
     _store4(acc, r * evp + c, a0, b0, c0, d0)
     _store4(acc, (r + 1) * evp + c, a1, b1, c1, d1)
     _store4(acc, (r + 2) * evp + c, a2, b2, c2, d2)
     _store4(acc, (r + 3) * evp + c, a3, b3, c3, d3)
-
-
-@njit(inline="always")
-def _fma4(w, x0, x1, x2, x3, a, b, c, d):
-    """(a, b, c, d) + w (x0, x1, x2, x3), lane by lane: one row's four sums of `_weighted4x4`."""
-    return vfma(w, x0, a), vfma(w, x1, b), vfma(w, x2, c), vfma(w, x3, d)
 
 
 @njit(inline="always")

@@ -12,13 +12,16 @@ splits the value into what the machine has: the same results. The multiply-add i
 `fadd` allowed to contract, as `fastmath={"contract"}` gives the other kernels: one fused
 multiply-add where the machine has it. The lane-wise steps of an exponential (`vfma_exact`,
 `vfnma`, `vsub`, `vabove`, `vzero_below`, `vpow2_bits`) let `normalize_loops._vexp_neg_f32`
-repeat the scalar `exp_neg_f32` on 16 lanes, its bits."""
+repeat the scalar `exp_neg_f32` on 16 lanes, its bits. `vfma2` and `vfma4` are the unrolled
+register kernels' common step: one scalar against two vectors, one vector against four."""
 
 from __future__ import annotations
 
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, models, register_model
+
+from .jit import njit
 
 LANES = 16
 _VEC = ir.VectorType(ir.FloatType(), LANES)
@@ -253,3 +256,16 @@ def vpow2_bits(typingctx, kb, bias):
         return builder.bitcast(shifted, _VEC)
 
     return f32x16(kb, bias), codegen
+
+
+@njit(inline="always")
+def vfma2(x0, x1, w, a, b):
+    """(a + x0 w, b + x1 w) for the float32 w broadcast: one scalar against two vectors."""
+    s = vsplat(w)
+    return vfma(x0, s, a), vfma(x1, s, b)
+
+
+@njit(inline="always")
+def vfma4(w, x0, x1, x2, x3, a, b, c, d):
+    """(a, b, c, d) + w (x0, x1, x2, x3) lane by lane, w a vector."""
+    return vfma(w, x0, a), vfma(w, x1, b), vfma(w, x2, c), vfma(w, x3, d)
