@@ -439,6 +439,25 @@ def attention_softmax_rows(t_lo, t_hi, scores, out, scale, causal, length, first
             inv[r] = 1.0
 
 
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _masked_scores(row, mk, scale, select, t):
+    """A masked row's float64 scores into t: row * scale where the boolean mk keeps it, -inf
+    elsewhere (`select`), or row * scale + mk (a float mask); and how many to take, up to the
+    last that is not -inf (all of them when every score is -inf: the softmax of -inf
+    everywhere, NaN, as the numpy path's)."""
+    n = row.size
+    if select:
+        for j in range(n):
+            t[j] = np.float64(row[j]) * scale if mk[j] else -np.inf
+    else:
+        for j in range(n):
+            t[j] = np.float64(row[j]) * scale + np.float64(mk[j])
+    keep = n
+    while keep > 0 and t[keep - 1] == -np.inf:
+        keep -= 1
+    return keep if keep > 0 else n
+
+
 @njit(fastmath=_EXACT_FM, error_model="numpy")
 def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, out, scale, f32, fma, inv):
     """Attention's softmax over rows of raw scores q.k with an attention mask: row r's mask is
@@ -475,17 +494,7 @@ def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, ou
                 continue
         if raw:
             inv[r] = 1.0
-        if select:
-            for j in range(n):
-                t[j] = np.float64(row[j]) * scale if mk[j] else -np.inf
-        else:
-            for j in range(n):
-                t[j] = np.float64(row[j]) * scale + np.float64(mk[j])
-        keep = n
-        while keep > 0 and t[keep - 1] == -np.inf:
-            keep -= 1
-        if keep == 0:
-            keep = n  # every score masked: the softmax of -inf everywhere, NaN as the numpy path's
+        keep = _masked_scores(row, mk, scale, select, t)
         if f32 and _attention_row_f32(t, keep, 1.0, False, e32, dst):
             continue
         _softmax_row_out(t, keep, 1.0, False, e, dst)
@@ -772,13 +781,7 @@ def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, s
                     mk = mask[mask_row[r]]
                     got, kept = _added_mask_exps_f32(row, mk, scale, dst)
                     if got == 0.0:
-                        for j in range(n):
-                            t64[j] = np.float64(row[j]) * scale + np.float64(mk[j])
-                        kept = n
-                        while kept > 0 and t64[kept - 1] == -np.inf:
-                            kept -= 1
-                        if kept == 0:
-                            kept = n  # every score masked: NaN, as the numpy path's softmax gives
+                        kept = _masked_scores(row, mk, scale, False, t64)
                         _softmax_row_out(t64, kept, 1.0, False, e64, dst)
                         got = 1.0
                 else:
