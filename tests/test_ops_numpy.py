@@ -436,41 +436,47 @@ def test_vexp_within_two_ulps_and_zero_past_its_underflow(kernels):
 
 
 def test_attention_exponentials_in_vectors_give_the_scalar_bits(kernels):
-    """The register rows' exponentials 16 lanes a step (`_attention_exps_simd`: the row's max,
-    then exp_neg_f32 on vectors) give the scalar kernel's bits (`_attention_exps_f32`) and the
-    same reciprocal sum, from -100 to 0 and for rows of 1 to 70 scores (whole vectors and a
-    tail computed past the row's end, never summed); a NaN or an infinity anywhere sends the
-    row to the scalar kernel (0.0 but for -inf: the general softmax), as a max past float32
-    does (its arguments in float64)."""
+    """The register rows' exponentials 16 lanes a step (`_attention_exps_simd` given the row's
+    `_finite_max_f32`) give the scalar kernel's bits (`_attention_exps_f32`) and the same
+    reciprocal sum, from -100 to 0 and for rows of 1 to 70 scores (whole vectors and a tail
+    computed past the row's end, never summed), at offset 0 and inside a buffer of rows; a NaN
+    or an infinity anywhere, or a max past float32 (its arguments in float64), sends the row to
+    the scalar kernel (0.0, then the scalar kernel's own answer: 0.0 but for -inf, whose rows
+    it takes)."""
     pytest.importorskip("numba")
     from irexec.kernels import normalize_loops as nl
     from irexec.kernels.jit import njit
 
     @njit(fastmath=nl._EXACT_FM, error_model="numpy", cache=False)
-    def both(row, keep, scale, e1, e2):
-        lanes = np.empty(32, np.float32)
-        return nl._attention_exps_f32(row, keep, scale, True, e1), nl._attention_exps_simd(
-            row, keep, scale, True, e2, lanes
-        )
+    def both(buf, off, keep, scale, e1, e2):
+        row = buf[off : off + keep]
+        vector = nl._attention_exps_simd(buf, e2, off, keep, scale, nl._finite_max_f32(buf, off, keep))
+        taken = vector != 0.0
+        if not taken:
+            vector = nl._attention_exps_f32(row, keep, scale, True, e2[off : off + keep])
+        return nl._attention_exps_f32(row, keep, scale, True, e1[off : off + keep]), vector, taken
 
     sweep = np.linspace(-100.0, 0.0, 160_000).astype(np.float32)
     e1, e2 = np.empty_like(sweep), np.empty_like(sweep)
-    a, b = both(sweep, sweep.size, 1.0, e1, e2)
-    assert a == b and np.array_equal(e1.view(np.int32), e2.view(np.int32))
+    a, b, taken = both(sweep, 0, sweep.size, 1.0, e1, e2)
+    assert taken and a == b and np.array_equal(e1.view(np.int32), e2.view(np.int32))
     for keep in (1, 15, 16, 17, 64, 70):
-        row = np.zeros(80, np.float32)
-        row[:keep] = R.standard_normal(keep) * 4
-        row[keep:] = 1e3  # past the row: computed (e overflows there), never summed
-        e1, e2 = np.zeros(80, np.float32), np.zeros(80, np.float32)
-        a, b = both(row, keep, 0.3, e1, e2)
-        assert a == b > 0 and np.array_equal(e1[:keep].view(np.int32), e2[:keep].view(np.int32))
-        for bad in (np.nan, np.inf, -np.inf):
-            spoiled = row.copy()
-            spoiled[keep // 2] = bad
-            a, b = both(spoiled, keep, 0.3, e1, e2)
-            assert a == b and (a == 0.0) == (bad != -np.inf or keep == 1)
+        for off in (0, 96):
+            buf = np.full(off + 80, 7.0, np.float32)  # the rows around it: never read as its scores
+            row = buf[off : off + keep]
+            row[:] = R.standard_normal(keep) * 4
+            buf[off + keep :] = 1e3  # past the row: computed (e overflows there), never summed
+            e1, e2 = np.zeros_like(buf), np.zeros_like(buf)
+            a, b, taken = both(buf, off, keep, 0.3, e1, e2)
+            assert taken and a == b > 0
+            assert np.array_equal(e1[off : off + keep].view(np.int32), e2[off : off + keep].view(np.int32))
+            for bad in (np.nan, np.inf, -np.inf):
+                spoiled = buf.copy()
+                spoiled[off + keep // 2] = bad
+                a, b, taken = both(spoiled, off, keep, 0.3, e1, e2)
+                assert not taken and a == b and (a == 0.0) == (bad != -np.inf or keep == 1)
     big = np.full(16, 3e38, np.float32)  # -max past float32: the arguments in float64
-    assert both(big, 16, 1.5, e1, e2) == (1 / 16, 1 / 16)
+    assert both(big, 0, 16, 1.5, e1, e2) == (1 / 16, 1 / 16, False)
 
 
 @pytest.fixture(params=[12, 1 << 16], ids=["blocks of 12", "default blocks"])

@@ -13,7 +13,8 @@ and softmax as the op's numpy path, rounded once, with the products on BLAS.
   causal, a boolean padding mask) or add a float mask skip BLAS: `normalize_loops.
   attention_simd_rows` takes eight query rows at a time with their sums in 16-lane registers
   (`_simd`): their scores against every key, each row's max and exponentials 16 lanes a step,
-  and the weighted sums of the values, the scores and probabilities in the L1 cache. With few
+  and the weighted sums of the values, the scores and probabilities in the L1 cache; short
+  sequences too, which the other kernels leave to the whole-tensor paths. With few
   embeddings a head a BLAS product is mostly its call and its stores (one thread, min of 15:
   (1, 2, 128, 16) 0.102 -> 0.075 ms, (1, 2, 1500, 16) 5.5 -> 4.8, (1, 12, 128, 64) 0.87 ->
   0.75, causal 0.84 -> 0.71); from 128 embeddings the BLAS blocks win ((1, 32, 128, 128):
@@ -248,10 +249,11 @@ def _keys_used(keys: int, q1: int, causal: bool, last: np.ndarray | None, index:
 def attention(
     q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, causal: bool, mask: np.ndarray | None, out_dtype
 ) -> np.ndarray | None:
-    """softmax(q k^T * scale + mask) v by query blocks (see the module's docstring), or None when
-    the whole-tensor paths should run: batch dims that differ between q, k and v (they
-    broadcast), short sequences, other types, or kernels that do not pay."""
-    if not _blocked_case(q, k, v) or np.dtype(out_dtype) != q.dtype:
+    """softmax(q k^T * scale + mask) v by the register rows, or by query blocks (see the
+    module's docstring), or None when the whole-tensor paths should run: batch dims that differ
+    between q, k and v (they broadcast), other types, kernels that do not pay, or a short
+    sequence that the register rows do not take."""
+    if not _batched(q, k, v) or np.dtype(out_dtype) != q.dtype:
         return None
     lead, length, keys, ev = q.shape[:-2], q.shape[-2], k.shape[-2], v.shape[-1]
     nbytes = math.prod(lead) * length * keys * q.itemsize
@@ -274,6 +276,8 @@ def attention(
     registers = _simd(q3, k3, v3, scale, causal, m, prefix, wide)
     if registers is not None:
         return registers.reshape(lead + (length, ev))
+    if length * keys < BLOCKED_MIN_SCORES:
+        return None
     rows = _block_rows(batch, length, keys, threads)
     per = math.ceil(length / rows)
     out = np.empty((batch, length, ev), q.dtype)
@@ -389,14 +393,19 @@ NUMPY_BLOCK_SCORES = 1 << 16
 
 
 def _blocked_case(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> bool:
-    """Whether the query-block paths take these shapes: batch dims equal (not broadcasting), a
-    long enough sequence, one float type."""
-    lead, length, keys = q.shape[:-2], q.shape[-2], k.shape[-2]
+    """Whether the query-block paths take these shapes: `_batched`, and a long enough
+    sequence."""
+    return _batched(q, k, v) and q.shape[-2] * k.shape[-2] >= BLOCKED_MIN_SCORES
+
+
+def _batched(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> bool:
+    """Whether the shapes run as batch items: batch dims equal (not broadcasting), one float
+    type, none empty."""
+    lead = q.shape[:-2]
     return (
         q.ndim >= 3
         and k.shape[:-2] == lead
         and v.shape[:-2] == lead
-        and length * keys >= BLOCKED_MIN_SCORES
         and q.dtype in (np.float32, np.float64)
         and k.dtype == q.dtype
         and v.dtype == q.dtype

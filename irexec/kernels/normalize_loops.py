@@ -25,8 +25,12 @@ from .jit import njit
 from .reduce.loops import maximum, minimum
 from .simd import (
     LANES,
+    at,
+    hmax,
+    hsum,
     vabove,
     vadd,
+    vfirst,
     vfma,
     vfma2,
     vfma4,
@@ -36,6 +40,7 @@ from .simd import (
     vmul,
     vpow2_bits,
     vsplat,
+    vsplat_at,
     vstore,
     vsub,
     vzero,
@@ -507,60 +512,57 @@ SIMD_ROWS = 8
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
-def _scores4(qs, ktb, sp, ss, j):
-    """ss[i][j + l] = qs[i] . k_(j + l) for four query rows qs[i] (E floats each) and 32 keys
-    j + l, from the keys transposed and padded (ktb: E rows of sp floats): eight sums of 16
-    lanes in registers, each a chain of multiply-adds in embedding order. (The rows come as
-    slices made once: an offset added inside kept numba's negative-index wraparound in the
-    loop, four scalar steps a multiply-add pair; slices made per call cost their reference
-    counts.)"""
-    q0, q1, q2, q3 = qs
+def _scores4(qr, e, ktb, sp, s, r, j):
+    """s[(r + i) sp + j + l] = q_i . k_(j + l) for the four query rows r + i of qr (e floats
+    each) and 32 keys j + l, from the keys transposed and padded (ktb: e rows of sp floats):
+    eight sums of 16 lanes in registers, each a chain of multiply-adds in embedding order."""
+    o = r * e
     a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = vzero()
-    for d in range(q0.size):
-        kd = ktb[d * sp + j : d * sp + j + 2 * LANES]
-        x = vload(kd, 0)
-        y = vload(kd, LANES)
-        a0, b0 = vfma2(x, y, q0[d], a0, b0)
-        a1, b1 = vfma2(x, y, q1[d], a1, b1)
-        a2, b2 = vfma2(x, y, q2[d], a2, b2)
-        a3, b3 = vfma2(x, y, q3[d], a3, b3)
-    s0, s1, s2, s3 = ss
-    vstore(s0, j, a0)
-    vstore(s0, j + LANES, b0)
-    vstore(s1, j, a1)
-    vstore(s1, j + LANES, b1)
-    vstore(s2, j, a2)
-    vstore(s2, j + LANES, b2)
-    vstore(s3, j, a3)
-    vstore(s3, j + LANES, b3)
+    for d in range(e):
+        x = vload(ktb, d * sp + j)
+        y = vload(ktb, d * sp + j + LANES)
+        a0, b0 = vfma2(x, y, at(qr, o + d), a0, b0)
+        a1, b1 = vfma2(x, y, at(qr, o + e + d), a1, b1)
+        a2, b2 = vfma2(x, y, at(qr, o + 2 * e + d), a2, b2)
+        a3, b3 = vfma2(x, y, at(qr, o + 3 * e + d), a3, b3)
+    o = r * sp + j
+    vstore(s, o, a0)
+    vstore(s, o + LANES, b0)
+    vstore(s, o + sp, a1)
+    vstore(s, o + sp + LANES, b1)
+    vstore(s, o + 2 * sp, a2)
+    vstore(s, o + 2 * sp + LANES, b2)
+    vstore(s, o + 3 * sp, a3)
+    vstore(s, o + 3 * sp + LANES, b3)
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
-def _weighted4(ps, vb, evp, width, c, acc, r):
-    """acc[(r + i) * evp + c + l] = the float32 sum of ps[i][j] * v_j[c + l] over keys
-    j < width, for four rows ps[i] and 16 values c + l, the values padded to evp floats a key
-    (vb): the even and the odd keys in separate sums (eight chains)."""
-    p0, p1, p2, p3 = ps
+def _weighted4(p, sp, r, vb, evp, width, c, acc):
+    """acc[(r + i) evp + c + l] = the float32 sum of p_i[j] * v_j[c + l] over keys j < width,
+    for the four rows r + i of p (sp floats each) and 16 values c + l, the values padded to evp
+    floats a key (vb): the even and the odd keys in separate sums (eight chains)."""
+    o0 = r * sp
+    o1, o2, o3 = o0 + sp, o0 + 2 * sp, o0 + 3 * sp
     a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = vzero()
     for h in range(width // 2):
         j = 2 * h
         x = vload(vb, j * evp + c)
         y = vload(vb, (j + 1) * evp + c)
-        a0 = vfma(vsplat(p0[j]), x, a0)
-        b0 = vfma(vsplat(p0[j + 1]), y, b0)
-        a1 = vfma(vsplat(p1[j]), x, a1)
-        b1 = vfma(vsplat(p1[j + 1]), y, b1)
-        a2 = vfma(vsplat(p2[j]), x, a2)
-        b2 = vfma(vsplat(p2[j + 1]), y, b2)
-        a3 = vfma(vsplat(p3[j]), x, a3)
-        b3 = vfma(vsplat(p3[j + 1]), y, b3)
+        a0 = vfma(vsplat_at(p, o0 + j), x, a0)
+        b0 = vfma(vsplat_at(p, o0 + j + 1), y, b0)
+        a1 = vfma(vsplat_at(p, o1 + j), x, a1)
+        b1 = vfma(vsplat_at(p, o1 + j + 1), y, b1)
+        a2 = vfma(vsplat_at(p, o2 + j), x, a2)
+        b2 = vfma(vsplat_at(p, o2 + j + 1), y, b2)
+        a3 = vfma(vsplat_at(p, o3 + j), x, a3)
+        b3 = vfma(vsplat_at(p, o3 + j + 1), y, b3)
     if width % 2:
         j = width - 1
         x = vload(vb, j * evp + c)
-        a0 = vfma(vsplat(p0[j]), x, a0)
-        a1 = vfma(vsplat(p1[j]), x, a1)
-        a2 = vfma(vsplat(p2[j]), x, a2)
-        a3 = vfma(vsplat(p3[j]), x, a3)
+        a0 = vfma(vsplat_at(p, o0 + j), x, a0)
+        a1 = vfma(vsplat_at(p, o1 + j), x, a1)
+        a2 = vfma(vsplat_at(p, o2 + j), x, a2)
+        a3 = vfma(vsplat_at(p, o3 + j), x, a3)
     vstore(acc, r * evp + c, vadd(a0, b0))
     vstore(acc, (r + 1) * evp + c, vadd(a1, b1))
     vstore(acc, (r + 2) * evp + c, vadd(a2, b2))
@@ -568,48 +570,57 @@ def _weighted4(ps, vb, evp, width, c, acc, r):
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
-def _weighted4x4(ps, vb, evp, width, c, acc, r):
+def _weighted4x4(p, sp, r, vb, evp, width, c, acc):
     """`_weighted4` for 64 values c + l at once: four rows by four vectors of 16 values, each
     key's four value vectors loaded once for the sixteen sums (a key at a time: sixteen
     chains)."""
-    p0, p1, p2, p3 = ps
+    o0 = r * sp
+    o1, o2, o3 = o0 + sp, o0 + 2 * sp, o0 + 3 * sp
     a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = vzero()
     c0 = c1 = c2 = c3 = d0 = d1 = d2 = d3 = vzero()
     for j in range(width):
-        vj = vb[j * evp + c : j * evp + c + 4 * LANES]
-        x0 = vload(vj, 0)
-        x1 = vload(vj, LANES)
-        x2 = vload(vj, 2 * LANES)
-        x3 = vload(vj, 3 * LANES)
-        a0, b0, c0, d0 = vfma4(vsplat(p0[j]), x0, x1, x2, x3, a0, b0, c0, d0)
-        a1, b1, c1, d1 = vfma4(vsplat(p1[j]), x0, x1, x2, x3, a1, b1, c1, d1)
-        a2, b2, c2, d2 = vfma4(vsplat(p2[j]), x0, x1, x2, x3, a2, b2, c2, d2)
-        a3, b3, c3, d3 = vfma4(vsplat(p3[j]), x0, x1, x2, x3, a3, b3, c3, d3)
-    _store4(acc, r * evp + c, a0, b0, c0, d0)
-    _store4(acc, (r + 1) * evp + c, a1, b1, c1, d1)
-    _store4(acc, (r + 2) * evp + c, a2, b2, c2, d2)
-    _store4(acc, (r + 3) * evp + c, a3, b3, c3, d3)
+        o = j * evp + c
+        x0 = vload(vb, o)
+        x1 = vload(vb, o + LANES)
+        x2 = vload(vb, o + 2 * LANES)
+        x3 = vload(vb, o + 3 * LANES)
+        a0, b0, c0, d0 = vfma4(vsplat_at(p, o0 + j), x0, x1, x2, x3, a0, b0, c0, d0)
+        a1, b1, c1, d1 = vfma4(vsplat_at(p, o1 + j), x0, x1, x2, x3, a1, b1, c1, d1)
+        a2, b2, c2, d2 = vfma4(vsplat_at(p, o2 + j), x0, x1, x2, x3, a2, b2, c2, d2)
+        a3, b3, c3, d3 = vfma4(vsplat_at(p, o3 + j), x0, x1, x2, x3, a3, b3, c3, d3)
+    o = r * evp + c
+    vstore(acc, o, a0)
+    vstore(acc, o + LANES, b0)
+    vstore(acc, o + 2 * LANES, c0)
+    vstore(acc, o + 3 * LANES, d0)
+    o += evp
+    vstore(acc, o, a1)
+    vstore(acc, o + LANES, b1)
+    vstore(acc, o + 2 * LANES, c1)
+    vstore(acc, o + 3 * LANES, d1)
+    o += evp
+    vstore(acc, o, a2)
+    vstore(acc, o + LANES, b2)
+    vstore(acc, o + 2 * LANES, c2)
+    vstore(acc, o + 3 * LANES, d2)
+    o += evp
+    vstore(acc, o, a3)
+    vstore(acc, o + LANES, b3)
+    vstore(acc, o + 2 * LANES, c3)
+    vstore(acc, o + 3 * LANES, d3)
 
 
-@njit(inline="always")
-def _store4(acc, at, a, b, c, d):
-    """acc[at:at + 64] = the four vectors a, b, c, d."""
-    vstore(acc, at, a)
-    vstore(acc, at + LANES, b)
-    vstore(acc, at + 2 * LANES, c)
-    vstore(acc, at + 3 * LANES, d)
-
-
-@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
-def _weighted(ps, vb, evp, width, acc, r):
-    """`_weighted4` over every value of the four rows ps: 64 at a time by `_weighted4x4`, the
-    rest 16 at a time."""
+@njit(fastmath=_EXACT_FM, error_model="numpy")
+def _weighted(p, sp, r, vb, evp, width, acc):
+    """`_weighted4` over every value of the four rows r + i of p: 64 at a time by
+    `_weighted4x4`, the rest 16 at a time. A function of its own: inlined, its array arguments'
+    reference counts stayed in the row groups' loop."""
     c = 0
     while c + 4 * LANES <= evp:
-        _weighted4x4(ps, vb, evp, width, c, acc, r)
+        _weighted4x4(p, sp, r, vb, evp, width, c, acc)
         c += 4 * LANES
     while c < evp:
-        _weighted4(ps, vb, evp, width, c, acc, r)
+        _weighted4(p, sp, r, vb, evp, width, c, acc)
         c += LANES
 
 
@@ -635,63 +646,64 @@ def _vexp_neg_f32(a):
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
-def _finite_max_f32(row, keep, lanes):
-    """The largest of row[:keep] when every one is finite, else NaN: 64 a step in four vectors
-    of ordered maxima (llvm.maximum's NaN-propagating vectors and their sixteen-lane reduction
-    cost 0.26 ns a score of a 128-key row), and a sum of x * 0 that turns NaN at a NaN or an
-    infinity. Its sign of a zero maximum may differ from `maximum`'s: the exponentials of
-    score * scale - max do not see it. lanes: a scratch of 32 floats."""
-    whole = keep - keep % LANES
+def _finite_max_f32(s, off, keep):
+    """The largest of s[off:off + keep] (keep >= 1) when every one is finite, else NaN: 64 a
+    step in four vectors of ordered maxima, the last partial vector filled with the first
+    score (llvm.maximum's NaN-propagating vectors and their sixteen-lane reduction cost 0.26 ns
+    a score of a 128-key row), and a sum of x * 0 that turns NaN at a NaN or an infinity. Its
+    sign of a zero maximum may differ from `maximum`'s: the exponentials of score * scale - max
+    do not see it."""
     zero = vzero()
+    first = vsplat_at(s, off)
+    m0 = m1 = m2 = m3 = first
     bad = vzero()
-    m0 = m1 = m2 = m3 = vload(row, 0) if whole else vzero()
     j = 0
-    while j + 4 * LANES <= whole:
-        x0 = vload(row, j)
-        x1 = vload(row, j + LANES)
-        x2 = vload(row, j + 2 * LANES)
-        x3 = vload(row, j + 3 * LANES)
+    while j + 4 * LANES <= keep:
+        x0 = vload(s, off + j)
+        x1 = vload(s, off + j + LANES)
+        x2 = vload(s, off + j + 2 * LANES)
+        x3 = vload(s, off + j + 3 * LANES)
         m0 = vabove(x0, m0)
         m1 = vabove(x1, m1)
         m2 = vabove(x2, m2)
         m3 = vabove(x3, m3)
         bad = vfma(vadd(vadd(x0, x1), vadd(x2, x3)), zero, bad)
         j += 4 * LANES
-    while j < whole:
-        x0 = vload(row, j)
+    while j < keep:
+        x0 = vfirst(vload(s, off + j), keep - j, first)
         m0 = vabove(x0, m0)
         bad = vfma(x0, zero, bad)
         j += LANES
-    vstore(lanes, 0, vabove(vabove(m0, m1), vabove(m2, m3)))
-    vstore(lanes, LANES, bad)
-    top = lanes[0] if whole else row[0]
-    check = np.float32(0.0)
-    for i in range(1, LANES if whole else 0):
-        top = lanes[i] if lanes[i] > top else top
-    for i in range(LANES, 2 * LANES if whole else 0):
-        check += lanes[i]
-    for j in range(whole, keep):
-        x = row[j]
-        top = x if x > top else top
-        check += x * np.float32(0.0)
-    return top if check == 0.0 else np.float32(np.nan)
+    top = hmax(vabove(vabove(m0, m1), vabove(m2, m3)))
+    return top if hsum(bad) == 0.0 else np.float32(np.nan)
+
+
+@njit(fastmath=_SUM_FM, error_model="numpy")
+def _sum_f64_at(e, off, keep):
+    """`_sum_f64` of e[off:off + keep], the same loop (a function of its own: inlined into a
+    kernel compiled without reassoc, the sum would run one element at a time)."""
+    s = 0.0
+    for j in range(keep):
+        s += np.float64(at(e, off + j))
+    return s
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
-def _attention_exps_simd(row, keep, scale, fma, e, lanes):
-    """`_attention_exps_f32` with its max and exponentials 16 lanes a step (the same values);
-    the cases other than a positive scale, `fma` and finite scores go to it. row and e are
-    read and written up to keep rounded up to 16 (`attention_simd_rows`' rows: the lanes past
-    keep are computed and left, never summed)."""
-    if keep == 0 or not fma or not scale > 0.0:
-        return _attention_exps_f32(row, keep, scale, fma, e)
-    m = np.float64(_finite_max_f32(row, keep, lanes)) * scale
+def _attention_exps_simd(s, p, off, keep, scale, top):
+    """`_attention_exps_f32` of the row s[off:off + keep] into p[off:off + keep] for a positive
+    scale and `fma`, given the row's `_finite_max_f32` (top): its exponentials 16 lanes a step,
+    the same values, and the reciprocal of their float64 sum; 0.0, nothing useful written, when
+    a score is not finite or -max is past float32 (`_attention_exps_f32`'s general rows). s and
+    p are read and written up to keep rounded up to 16 (`attention_simd_rows`' rows: the lanes
+    past keep are computed and left, never summed). The max comes as an argument: computed in
+    here, it left the register rows 8-10% slower (LLVM's code layout)."""
+    m = np.float64(top) * scale
     if not (abs(m) < 3.0e38):  # NaN or infinite scores, or -max past float32
-        return _attention_exps_f32(row, keep, scale, fma, e)
+        return 0.0
     vs, vn = vsplat(np.float32(scale)), vsplat(-np.float32(m))
     for j in range(0, keep, LANES):
-        vstore(e, j, _vexp_neg_f32(vfma_exact(vload(row, j), vs, vn)))
-    return 1.0 / _sum_f64(e, keep)
+        vstore(p, off + j, _vexp_neg_f32(vfma_exact(vload(s, off + j), vs, vn)))
+    return 1.0 / _sum_f64_at(p, off, keep)
 
 
 @njit(error_model="numpy", inline="always")
@@ -726,28 +738,28 @@ def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, s
     not -inf. A row whose max is not finite takes `_softmax_row_out`'s probabilities (inv 1).
     Task t is part t % parts of batch item t // parts: every parts-th group of rows from the
     part's (alike in work under a causal mask); the keys are transposed once per batch item a
-    call."""
+    call. The group's rows live in flat buffers (queries, scores, exponentials, sums) read by
+    offsets, with no views in the loop, and each row's max is reduced in registers (`hmax`).
+    The views' reference counts and the max's 16 scalar steps had cost a third (medians of 60
+    calls, one thread: (2, 128, 16) 75 -> 50 us, (4, 128, 8) causal 118 -> 68, (2, 64, 16)
+    31 -> 20, (12, 128, 64) 784 -> 700)."""
     nb, length, e = q.shape
     n, ev = k.shape[1], v.shape[2]
     sp = n + (-n) % (2 * LANES)
     evp = ev + (-ev) % LANES
     added = mask.shape[0] > 0
+    quick = fma and scale > 0.0
     kt = np.zeros(e * sp, np.float32)
     vbuf = np.zeros(n * evp if ev != evp else 0, np.float32)
     s = np.zeros(SIMD_ROWS * sp, np.float32)  # scores
     p = np.zeros(SIMD_ROWS * sp, np.float32)  # their exponentials
-    qr = np.empty((SIMD_ROWS, e), np.float32)
-    # each quad's rows as slices made once
-    qa, qz = (qr[0], qr[1], qr[2], qr[3]), (qr[4], qr[5], qr[6], qr[7])
-    sa = (s[:sp], s[sp : 2 * sp], s[2 * sp : 3 * sp], s[3 * sp : 4 * sp])
-    sz = (s[4 * sp : 5 * sp], s[5 * sp : 6 * sp], s[6 * sp : 7 * sp], s[7 * sp :])
-    pa = (p[:sp], p[sp : 2 * sp], p[2 * sp : 3 * sp], p[3 * sp : 4 * sp])
-    pz = (p[4 * sp : 5 * sp], p[5 * sp : 6 * sp], p[6 * sp : 7 * sp], p[7 * sp :])
+    qr = np.empty(SIMD_ROWS * e, np.float32)
     acc = np.empty(SIMD_ROWS * evp, np.float32)
     inv = np.zeros(SIMD_ROWS)
-    lanes = np.empty(2 * LANES, np.float32)
     e64 = np.empty(n)
     t64 = np.empty(n)
+    qf = q.reshape(-1)
+    of = out.reshape(-1)
     head = -1
     vb = vbuf
     for t in range(t_lo, t_hi):
@@ -755,29 +767,32 @@ def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, s
         if b != head:
             vb = _head_buffers(k[b], v[b], kt, vbuf, sp, evp)
             head = b
-        qb = q[b]
         for g in range((t % parts) * SIMD_ROWS, length, parts * SIMD_ROWS):
             m = min(SIMD_ROWS, length - g)
+            r0 = b * length + g
             width = n
             if not added:
                 width = 0
                 for i in range(m):
-                    width = max(width, keep[b * length + g + i])
+                    width = max(width, keep[r0 + i])
             for i in range(SIMD_ROWS):
-                qr[i] = qb[min(g + i, g + m - 1)]
+                src = (r0 + min(i, m - 1)) * e
+                for d in range(e):
+                    qr[i * e + d] = qf[src + d]
             quads = 1 if m <= 4 else 2
             for j in range(0, width + (-width) % (2 * LANES), 2 * LANES):
-                _scores4(qa, kt, sp, sa, j)
+                _scores4(qr, e, kt, sp, s, 0, j)
                 if quads > 1:
-                    _scores4(qz, kt, sp, sz, j)
+                    _scores4(qr, e, kt, sp, s, 4, j)
             for i in range(4 * quads):
-                row = s[i * sp : i * sp + width]
-                dst = p[i * sp : i * sp + width]
+                off = i * sp
                 if i >= m:
-                    dst[:] = 0.0
+                    for j in range(width):
+                        p[off + j] = 0.0
                     continue
-                r = b * length + g + i
+                r = r0 + i
                 if added:
+                    row, dst = s[off : off + width], p[off : off + width]
                     mk = mask[mask_row[r]]
                     got, kept = _added_mask_exps_f32(row, mk, scale, dst)
                     if got == 0.0:
@@ -786,20 +801,25 @@ def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, s
                         got = 1.0
                 else:
                     kept = keep[r]
-                    got = _attention_exps_simd(row, kept, scale, fma, dst, lanes)
+                    got = 0.0
+                    if kept > 0 and quick:
+                        got = _attention_exps_simd(s, p, off, kept, scale, _finite_max_f32(s, off, kept))
                     if got == 0.0:
-                        _softmax_row_out(row, kept, scale, False, e64, dst)
-                        got = 1.0
+                        row, dst = s[off : off + width], p[off : off + width]
+                        got = _attention_exps_f32(row, kept, scale, fma, dst)
+                        if got == 0.0:
+                            _softmax_row_out(row, kept, scale, False, e64, dst)
+                            got = 1.0
                 for j in range(kept, width):
-                    dst[j] = 0.0
+                    p[off + j] = 0.0
                 inv[i] = got
-            _weighted(pa, vb, evp, width, acc, 0)
+            _weighted(p, sp, 0, vb, evp, width, acc)
             if quads > 1:
-                _weighted(pz, vb, evp, width, acc, 4)
+                _weighted(p, sp, 4, vb, evp, width, acc)
             for i in range(m):
-                o = out[b, g + i]
+                o = (r0 + i) * ev
                 for c in range(ev):
-                    o[c] = np.float64(acc[i * evp + c]) * inv[i]
+                    of[o + c] = np.float64(acc[i * evp + c]) * inv[i]
 
 
 @njit(error_model="numpy")

@@ -13,7 +13,14 @@ splits the value into what the machine has: the same results. The multiply-add i
 multiply-add where the machine has it. The lane-wise steps of an exponential (`vfma_exact`,
 `vfnma`, `vsub`, `vabove`, `vzero_below`, `vpow2_bits`) let `normalize_loops._vexp_neg_f32`
 repeat the scalar `exp_neg_f32` on 16 lanes, its bits. `vfma2` and `vfma4` are the unrolled
-register kernels' common step: one scalar against two vectors, one vector against four."""
+register kernels' common step: one scalar against two vectors, one vector against four.
+
+Kernels that keep several rows in one flat buffer address them by offsets: `vsplat_at` and `at`
+read one element without numba's fix-up for negative indices (which an index computed in the
+loop keeps there), so no view of a row is made. A view costs two atomic reference counts, and
+a small helper inlined into a loop that takes arrays can keep them in the loop; the attention
+rows spent 12% of their time in them. `hmax`, `hsum` and `vfirst` reduce a vector in registers
+and mask a row's last partial vector."""
 
 from __future__ import annotations
 
@@ -49,9 +56,21 @@ def _wide(builder) -> None:
     set.add(attrs, '"min-legal-vector-width"="512"')
 
 
-def _address(context, builder, array_type, array, index):
+def _element(context, builder, array_type, array, index):
+    """The address of a 1-D float32 array's element `index` (no bounds check, no wraparound)."""
     data = context.make_array(array_type)(context, builder, array).data
-    return builder.bitcast(builder.gep(data, [index]), _VEC.as_pointer())
+    return builder.gep(data, [index])
+
+
+def _splat(builder, x):
+    """Sixteen lanes of the float32 value x."""
+    one = builder.insert_element(ir.Constant(_VEC, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
+    lanes = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES)
+    return builder.shuffle_vector(one, ir.Constant(_VEC, ir.Undefined), lanes)
+
+
+def _address(context, builder, array_type, array, index):
+    return builder.bitcast(_element(context, builder, array_type, array, index), _VEC.as_pointer())
 
 
 def _is_f32_vector(array) -> bool:
@@ -93,9 +112,7 @@ def vsplat(typingctx, x):
         return None
 
     def codegen(context, builder, sig, args):
-        one = builder.insert_element(ir.Constant(_VEC, ir.Undefined), args[0], ir.Constant(ir.IntType(32), 0))
-        lanes = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES)
-        return builder.shuffle_vector(one, ir.Constant(_VEC, ir.Undefined), lanes)
+        return _splat(builder, args[0])
 
     return f32x16(x), codegen
 
@@ -256,6 +273,89 @@ def vpow2_bits(typingctx, kb, bias):
         return builder.bitcast(shifted, _VEC)
 
     return f32x16(kb, bias), codegen
+
+
+@intrinsic
+def vsplat_at(typingctx, array, index):
+    """Sixteen lanes of array[index] (a 1-D float32 array; no bounds check, no wraparound): a
+    broadcast from memory, where `vsplat(array[index])` of an offset index keeps numba's
+    negative-index fix-up in the loop."""
+    if not (_is_f32_vector(array) and isinstance(index, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        _wide(builder)
+        return _splat(builder, builder.load(_element(context, builder, sig.args[0], args[0], args[1]), align=4))
+
+    return f32x16(array, index), codegen
+
+
+@intrinsic
+def at(typingctx, array, index):
+    """array[index] of a 1-D float32 array, no bounds check, no wraparound (see `vsplat_at`)."""
+    if not (_is_f32_vector(array) and isinstance(index, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.load(_element(context, builder, sig.args[0], args[0], args[1]), align=4)
+
+    return types.float32(array, index), codegen
+
+
+def _halving(builder, v, step):
+    """v's lanes combined by `step` in halves (lane i with lane i + 8, then i + 4, ...): lane 0."""
+    n = LANES
+    while n > 1:
+        n //= 2
+        upper = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [i + n if i < n else i for i in range(LANES)])
+        v = step(v, builder.shuffle_vector(v, ir.Constant(_VEC, ir.Undefined), upper))
+    return builder.extract_element(v, ir.Constant(ir.IntType(32), 0))
+
+
+@intrinsic
+def hmax(typingctx, v):
+    """The largest lane by ordered compares in halves (exact for lanes that are not NaN; the
+    sign of a zero maximum is either zero's)."""
+    if v != f32x16:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _halving(builder, args[0], lambda a, b: builder.select(builder.fcmp_ordered(">", a, b), a, b))
+
+    return types.float32(v), codegen
+
+
+@intrinsic
+def hsum(typingctx, v):
+    """The float32 sum of the lanes in halves (lane i + lane i + 8, then i + 4, ...)."""
+    if v != f32x16:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _halving(builder, args[0], builder.fadd)
+
+    return types.float32(v), codegen
+
+
+@intrinsic
+def vfirst(typingctx, v, count, fill):
+    """v's lanes below count, fill's from there."""
+    if not (v == fill == f32x16 and isinstance(count, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        i32 = ir.IntType(32)
+        c = builder.trunc(args[1], i32) if sig.args[1].bitwidth > 32 else args[1]
+        ints = ir.VectorType(i32, LANES)
+        bound = builder.shuffle_vector(
+            builder.insert_element(ir.Constant(ints, ir.Undefined), c, ir.Constant(i32, 0)),
+            ir.Constant(ints, ir.Undefined),
+            ir.Constant(ints, [0] * LANES),
+        )
+        below = builder.icmp_signed("<", ir.Constant(ints, list(range(LANES))), bound)
+        return builder.select(below, args[0], args[2])
+
+    return f32x16(v, count, fill), codegen
 
 
 @njit(inline="always")
