@@ -237,10 +237,19 @@ def _fma_f32(typingctx, a, b, c):
 
 
 @njit(fastmath=_EXACT_FM)
-def scaled_exp(src, scale, m, dst):
-    """dst[j] = exp(src[j] * scale - m) in float64."""
-    for j in range(src.size):
-        dst[j] = vexp(np.float64(src[j]) * scale - m)
+def scaled_exp(src, scale, m, dst, short):
+    """dst[j] = exp(src[j] * scale - m) in float64: by `vexp`, or when `short` (m the finite
+    max of src * scale, a float32 result) by `exp_neg`, without vexp's overflow and underflow
+    fix-ups and a term shorter (7e-15 relative: the float32 results stay the float64 formula's
+    rounding but for near ties; softmax of (64, 512) float32 rows on one thread 1.57 -> 1.0 ns
+    an element for the exponentials, 1.97 -> 1.4 in all). A fused src * scale - m can be a
+    half ulp above 0 at the max: exp_neg's reduction takes it (k = 0)."""
+    if short:
+        for j in range(src.size):
+            dst[j] = exp_neg(np.float64(src[j]) * scale - m)
+    else:
+        for j in range(src.size):
+            dst[j] = vexp(np.float64(src[j]) * scale - m)
 
 
 @njit(fastmath=_EXACT_FM)
@@ -254,7 +263,8 @@ def _log_out(src, scale, m, ls, dst):
 @njit(fastmath=_SUM_FM, inline="always")
 def _softmax_row(row, keep, scale, log, e, dst):
     """dst[:keep] = softmax (or log-softmax) of row[:keep] * scale, dst[keep:] = 0: the exact
-    max (NaN propagates to the whole row), float64 exponentials and sum, one rounding."""
+    max (NaN propagates to the whole row), float64 exponentials (`scaled_exp`: `exp_neg` for a
+    float32 dst) and sum, one rounding."""
     n = dst.size
     m = -np.inf
     for j in range(keep):
@@ -263,9 +273,10 @@ def _softmax_row(row, keep, scale, log, e, dst):
         for j in range(n):
             dst[j] = np.nan
         return
-    if m == np.inf or m == -np.inf:
+    finite = m != np.inf and m != -np.inf
+    if not finite:
         m = 0.0  # as the numpy path: the infinities then give NaN where the definition does
-    scaled_exp(row[:keep], scale, m, e)
+    scaled_exp(row[:keep], scale, m, e, finite and dst.itemsize == 4)
     if log:
         # log(sum e) = log1p(the sum without one maximum's 1): exact to the last bits when the
         # maximum dominates, where log(sum) would keep only the sum's absolute precision
