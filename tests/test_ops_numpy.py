@@ -1091,8 +1091,9 @@ def test_attention_mask_bounds_against_a_scan(kernels):
 
 def test_attention_prepared_masks_follow_the_masks_bytes(kernels):
     """A mask prepared once serves a later mask of the same shape, type and bytes (another array
-    too); a mask written in place, or of other bytes, is prepared again; and the prepared rows
-    never alias the caller's array. SDPA on each mask gives the numpy path's values."""
+    too); a mask written in place, or of other bytes, is prepared again; the prepared rows
+    never alias the caller's array; each score row's kept prefix is there when every row keeps
+    one. SDPA on each mask gives the numpy path's values."""
     from irexec.kernels import attention as A
 
     rng = np.random.default_rng(3)
@@ -1100,11 +1101,13 @@ def test_attention_prepared_masks_follow_the_masks_bytes(kernels):
     mask = np.tril(np.ones((1, 1, 64, 64), bool))
     first = A.prepared_mask(mask, (1, 4), 64, 64)
     assert not np.may_share_memory(first[0].rows, mask)
+    # a causal mask: every row a prefix, each score row's own for the register rows
+    np.testing.assert_array_equal(first.keep, np.tile(np.arange(1, 65), 4))
     again = A.prepared_mask(mask.copy(), (1, 4), 64, 64)  # another array, the same bytes
     assert all(x is y for x, y in zip(first, again))
     mask[0, 0, 10, 30:39] = True  # written in place: no longer the prepared mask
     changed = A.prepared_mask(mask, (1, 4), 64, 64)
-    assert changed[0] is not first[0]
+    assert changed[0] is not first[0] and changed.keep is None  # row 10 is no prefix now
     np.testing.assert_array_equal(changed[0].rows, mask.reshape(64, 64))
     fresh = A.mask_rows(mask, (1, 4), 64, 64)
     for got, want in zip(changed[1:], A._bounds(fresh)):

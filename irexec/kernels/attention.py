@@ -118,36 +118,67 @@ def _bounds(m: MaskRows) -> tuple[np.ndarray, np.ndarray | None]:
 
 # Prepared masks (rows, index, bounds) of the last few masks, by their shapes and bytes: a model
 # hands every attention layer the same mask, call after call, and preparing it costs 20 us at
-# (1, 1, 64, 64) against 4 heads (numpy calls; measured), where comparing its bytes costs 1 us.
+# (1, 1, 64, 64) against 4 heads (numpy calls; measured), where comparing its bytes costs under
+# 1 us (bytes ==: 0.1 us at 8 x 8 and 0.6 at 128 x 128, np.array_equal 2.5 and 3.8).
 _PREPARED_MAX = 4
-_prepared: dict[tuple, tuple[np.ndarray, MaskRows, np.ndarray, np.ndarray | None]] = {}
+_prepared: dict[tuple, tuple[bytes, MaskRows, np.ndarray, np.ndarray | None, np.ndarray | None]] = {}
 _prepared_lock = threading.Lock()
 
 
-def prepared_mask(
-    mask: np.ndarray, lead: tuple[int, ...], length: int, n: int
-) -> tuple[MaskRows, np.ndarray, np.ndarray | None] | None:
-    """(`mask_rows`, then its `_bounds`: prefix, last) of the mask, or None as `mask_rows`; the
-    same arrays again for a mask of the same shape, type and bytes (nothing may write to them)."""
+class PreparedMask(NamedTuple):
+    """A mask as the kernels take it: its rows (`MaskRows`), each mask row's prefix and last kept
+    key (`_bounds`), and `keep`, each score row's prefix when a boolean mask keeps a prefix of
+    at least one key in every row (the register rows' case), else None."""
+
+    m: MaskRows
+    prefix: np.ndarray
+    last: np.ndarray | None
+    keep: np.ndarray | None
+
+
+def prepared_mask(mask: np.ndarray, lead: tuple[int, ...], length: int, n: int) -> PreparedMask | None:
+    """The mask prepared for the kernels, or None as `mask_rows`; the same arrays again for a
+    mask of the same shape, type and bytes (nothing may write to them)."""
     key = (mask.shape, mask.dtype.str, lead, length, n)
     contiguous = mask.flags.c_contiguous
     if contiguous:
+        data = mask.tobytes()
         with _prepared_lock:
             hit = _prepared.get(key)
-        if hit is not None and np.array_equal(hit[0].view(np.uint8), mask.reshape(-1).view(np.uint8)):
-            return hit[1:]
+        if hit is not None and hit[0] == data:
+            return hit[1]
     m = mask_rows(mask, lead, length, n)
     if m is None:
         return None
     prefix, last = _bounds(m)
+    keep = None
+    if m.select:
+        keep = prefix[m.index]
+        if not keep.size or keep.min() <= 0:  # a row keeping no key, or not a prefix
+            keep = None
+    ready = PreparedMask(m, prefix, last, keep)
     if contiguous:
         if np.may_share_memory(m.rows, mask):  # the caller's buffer may hold other values later
-            m = m._replace(rows=m.rows.copy())
+            ready = ready._replace(m=m._replace(rows=m.rows.copy()))
         with _prepared_lock:
             if len(_prepared) >= _PREPARED_MAX and key not in _prepared:
                 _prepared.pop(next(iter(_prepared)))
-            _prepared[key] = (mask.reshape(-1).copy(), m, prefix, last)
-    return m, prefix, last
+            _prepared[key] = (data, ready)
+    return ready
+
+
+def _loops():
+    """The kernels' module (imported once the kernels run: a function-level import statement
+    costs a microsecond a call)."""
+    global _kernel_module
+    if _kernel_module is None:
+        from . import normalize_loops
+
+        _kernel_module = normalize_loops
+    return _kernel_module
+
+
+_kernel_module = None
 
 
 def fma_scale(scores: np.ndarray, scale: float) -> bool:
@@ -186,8 +217,8 @@ def attention_masked_softmax_out(scores: np.ndarray, scale: float, mask: np.ndar
     ready = prepared_mask(mask, scores.shape[:-2], *scores.shape[-2:])
     if ready is None:
         return None
-    m, prefix, _ = ready
-    from . import normalize_loops as k
+    m, prefix = ready.m, ready.prefix
+    k = _loops()
 
     flat = np.ascontiguousarray(scores).reshape(-1, scores.shape[-1])
     out = np.empty(flat.shape, out_dtype)
@@ -259,13 +290,13 @@ def attention(
     nbytes = math.prod(lead) * length * keys * q.itemsize
     if not jit.use(nbytes, SMALL_CALL_SAVING, FAMILY):
         return None
-    m = last = prefix = None
+    m = last = prefix = keep = None
     if mask is not None and not causal:
         ready = prepared_mask(mask, lead, length, keys)
         if ready is None:
             return None
-        m, prefix, last = ready
-    from . import normalize_loops as kl
+        m, prefix, last, keep = ready
+    kl = _loops()
 
     batch, q3, k3, v3 = _flat_batch(q, k, v)
     threads = jit.threads_for(nbytes, SOFTMAX_COST)
@@ -273,7 +304,7 @@ def attention(
     # 16 + 16 of them ((1, 12, 128, 64), 196 K scores: 0.94 -> 0.63 ms on two threads; (1, 2,
     # 128, 16) 0.10 -> 0.14: one)
     wide = jit.threads_for(nbytes, SOFTMAX_COST * (1 + (q.shape[-1] + ev) / SIMD_EMBEDDINGS_COST))
-    registers = _simd(q3, k3, v3, scale, causal, m, prefix, wide)
+    registers = _simd(q3, k3, v3, scale, causal, m, keep, wide)
     if registers is not None:
         return registers.reshape(lead + (length, ev))
     if length * keys < BLOCKED_MIN_SCORES:
@@ -331,7 +362,7 @@ def _simd(
     scale: float,
     causal: bool,
     m: MaskRows | None,
-    prefix: np.ndarray | None,
+    keep: np.ndarray | None,
     threads: int,
 ) -> np.ndarray | None:
     """softmax(q k^T * scale [+ mask]) v by `normalize_loops.attention_simd_rows`, (batch, L,
@@ -342,12 +373,10 @@ def _simd(
     keys, ev = k3.shape[1], v3.shape[2]
     if q3.dtype != np.float32 or not keys or max(e, ev) > SIMD_MAX_E:
         return None
-    from . import normalize_loops as kl
-
+    kl = _loops()
     mask, mask_row = _NO_MASK, _NO_ROWS
     if m is not None and m.select:
-        keep = prefix[m.index]
-        if keep.min() <= 0:  # a row keeping no key, or not a prefix
+        if keep is None:  # a row keeping no key, or not a prefix (`PreparedMask.keep`)
             return None
     elif m is not None:
         keep, mask, mask_row = _NO_ROWS, m.rows, m.index
