@@ -16,7 +16,7 @@ repeat the scalar `exp_neg_f32` on 16 lanes, its bits. `vfma2` and `vfma4` are t
 register kernels' common step: one scalar against two vectors, one vector against four.
 
 Kernels that keep several rows in one flat buffer address them by offsets: `vsplat_at` and `at`
-read one element without numba's fix-up for negative indices (which an index computed in the
+read (`put`: write) one element without numba's fix-up for negative indices (which an index computed in the
 loop keeps there), so no view of a row is made. A view costs two atomic reference counts, and
 a small helper inlined into a loop that takes arrays can keep them in the loop; the attention
 rows spent 12% of their time in them. `hmax`, `hsum` and `vfirst` reduce a vector in registers
@@ -300,6 +300,19 @@ def at(typingctx, array, index):
         return builder.load(_element(context, builder, sig.args[0], args[0], args[1]), align=4)
 
     return types.float32(array, index), codegen
+
+
+@intrinsic
+def put(typingctx, array, index, value):
+    """array[index] = value for a 1-D float32 array, no bounds check, no wraparound (`at`)."""
+    if not (_is_f32_vector(array) and isinstance(index, types.Integer) and value == types.float32):
+        return None
+
+    def codegen(context, builder, sig, args):
+        builder.store(args[2], _element(context, builder, sig.args[0], args[0], args[1]), align=4)
+        return context.get_dummy_value()
+
+    return types.none(array, index, value), codegen
 
 
 def _halving(builder, v, step):
