@@ -397,7 +397,7 @@ def test_softmax_and_layer_norm_kernels_match_the_numpy_path(kernels, dtype):
 
 
 def test_float32_softmax_kernel_is_the_float64_formula_rounded_once(kernels):
-    """Float32 rows take `exp_neg` (7e-15 relative, without vexp's range fix-ups): on 131 K
+    """Float32 rows take `exp_neg` (9e-15 relative, without vexp's range fix-ups): on 131 K
     elements of rows of 512 (a generator of its own: the data do not depend on which tests ran
     before) every output is the float64 formula's value rounded once, and the rows with a NaN,
     an infinity or every score -inf keep the numpy path's answers."""
@@ -731,6 +731,14 @@ def test_vectorized_exp_is_within_two_ulps_of_libm(kernels):
     assert ulps.max() <= 2.0, ulps.max()
     k.scaled_exp(np.float32([-1.5, 0.25]), 1.0, -0.5, got[:2], False)  # float32 input, shifted by the max
     np.testing.assert_allclose(got[:2], np.exp([-1.0, 0.75]), rtol=4e-16)
+    # short (float32 softmax rows, arguments <= 0 but for a fused product's half ulp): exp_neg,
+    # within its Taylor remainder (ln2/2)^12 / 12! e^(ln2/2) = 8.9e-15 and a few ulps of rounding
+    # (1e-14) down to -700, 0 below
+    neg = np.concatenate([np.linspace(-700, 0, 200_001), R.uniform(-30, 0, 50_000), [1e-17, -0.0, -701.0, -np.inf]])
+    short = np.empty_like(neg)
+    k.scaled_exp(neg, 1.0, 0.0, short, True)
+    np.testing.assert_allclose(short[:-2], np.exp(neg[:-2]), rtol=1e-14, atol=0)
+    assert short[-2] == short[-1] == 0.0
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
