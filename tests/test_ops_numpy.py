@@ -1107,7 +1107,8 @@ def test_attention_prepared_masks_follow_the_masks_bytes(kernels):
     """A mask prepared once serves a later mask of the same shape, type and bytes (another array
     too); a mask written in place, or of other bytes, is prepared again; the prepared rows
     never alias the caller's array; each score row's kept prefix is there when every row keeps
-    one. SDPA on each mask gives the numpy path's values."""
+    one; a mask that is not contiguous is served by its bytes too. SDPA on each mask gives the
+    numpy path's values."""
     from irexec.kernels import attention as A
 
     rng = np.random.default_rng(3)
@@ -1126,8 +1127,16 @@ def test_attention_prepared_masks_follow_the_masks_bytes(kernels):
     fresh = A.mask_rows(mask, (1, 4), 64, 64)
     for got, want in zip(changed[1:], A._bounds(fresh)):
         np.testing.assert_array_equal(got, want)
-    strided = np.ones((1, 1, 64, 128), bool)[..., ::2]  # not contiguous: prepared every time
-    assert A.prepared_mask(strided, (1, 4), 64, 64)[0] is not A.prepared_mask(strided, (1, 4), 64, 64)[0]
+    # not contiguous: prepared from a copy, then served by the copy's bytes; the rows never
+    # alias the caller's array, which may change
+    wide = np.ones((1, 1, 64, 128), bool)
+    strided = wide[..., ::2]
+    once = A.prepared_mask(strided, (1, 4), 64, 64)
+    assert once[0] is A.prepared_mask(strided, (1, 4), 64, 64)[0]
+    assert not np.may_share_memory(once[0].rows, wide)
+    wide[0, 0, 5, 60:] = False  # columns 30.. of the view: its row 5 keeps 30 keys now
+    again = A.prepared_mask(strided, (1, 4), 64, 64)
+    assert again[0] is not once[0] and again.keep[5] == 30 and once.keep[5] == 64
     for m in (np.tril(np.ones((1, 1, 64, 64), bool)), mask, rng.random((1, 1, 64, 64)) > 0.3):
         for _ in range(2):  # prepared, then served from the memo
             (got,) = run_op("ScaledDotProductAttention", "opset13", [q, k, v, m])
