@@ -601,26 +601,19 @@ def _weighted4x4(p, sp, r, vb, evp, width, c, acc):
         a1, b1, c1, d1 = vfma4(vsplat_at(p, o1 + j), x0, x1, x2, x3, a1, b1, c1, d1)
         a2, b2, c2, d2 = vfma4(vsplat_at(p, o2 + j), x0, x1, x2, x3, a2, b2, c2, d2)
         a3, b3, c3, d3 = vfma4(vsplat_at(p, o3 + j), x0, x1, x2, x3, a3, b3, c3, d3)
-    o = r * evp + c
-    vstore(acc, o, a0)
-    vstore(acc, o + LANES, b0)
-    vstore(acc, o + 2 * LANES, c0)
-    vstore(acc, o + 3 * LANES, d0)
-    o += evp
-    vstore(acc, o, a1)
-    vstore(acc, o + LANES, b1)
-    vstore(acc, o + 2 * LANES, c1)
-    vstore(acc, o + 3 * LANES, d1)
-    o += evp
-    vstore(acc, o, a2)
-    vstore(acc, o + LANES, b2)
-    vstore(acc, o + 2 * LANES, c2)
-    vstore(acc, o + 3 * LANES, d2)
-    o += evp
-    vstore(acc, o, a3)
-    vstore(acc, o + LANES, b3)
-    vstore(acc, o + 2 * LANES, c3)
-    vstore(acc, o + 3 * LANES, d3)
+    _store4(acc, r * evp + c, a0, b0, c0, d0)
+    _store4(acc, (r + 1) * evp + c, a1, b1, c1, d1)
+    _store4(acc, (r + 2) * evp + c, a2, b2, c2, d2)
+    _store4(acc, (r + 3) * evp + c, a3, b3, c3, d3)
+
+
+@njit(inline="always")
+def _store4(acc, o, a, b, c, d):
+    """acc[o:o + 64] = the four vectors a, b, c, d."""
+    vstore(acc, o, a)
+    vstore(acc, o + LANES, b)
+    vstore(acc, o + 2 * LANES, c)
+    vstore(acc, o + 3 * LANES, d)
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy")
