@@ -99,8 +99,7 @@ def _bounds(m: MaskRows) -> tuple[np.ndarray, np.ndarray | None]:
     """(prefix, last) of a mask's rows by the kernel `mask_bounds` (numpy's argmin finds each
     row's first masked key, then one pass over the rest by words); a float mask: no prefix rows
     (-1 each) and no key bound."""
-    from . import normalize_loops as k
-
+    k = _loops()
     count = m.rows.shape[0]
     prefix = np.full(count, -1, np.int64)
     if not m.select or not m.rows.shape[1]:
@@ -121,7 +120,7 @@ def _bounds(m: MaskRows) -> tuple[np.ndarray, np.ndarray | None]:
 # (1, 1, 64, 64) against 4 heads (numpy calls; measured), where comparing its bytes costs under
 # 1 us (bytes ==: 0.1 us at 8 x 8 and 0.6 at 128 x 128, np.array_equal 2.5 and 3.8).
 _PREPARED_MAX = 4
-_prepared: dict[tuple, tuple[bytes, MaskRows, np.ndarray, np.ndarray | None, np.ndarray | None]] = {}
+_prepared: dict[tuple, tuple[bytes, PreparedMask]] = {}
 _prepared_lock = threading.Lock()
 
 
@@ -170,8 +169,8 @@ def prepared_mask(mask: np.ndarray, lead: tuple[int, ...], length: int, n: int) 
 
 
 def _loops():
-    """The kernels' module (imported once the kernels run: a function-level import statement
-    costs a microsecond a call)."""
+    """The kernels' module, imported once the kernels run (a function-level import statement
+    costs 0.4 us a call, where this costs 0.03)."""
     global _kernel_module
     if _kernel_module is None:
         from . import normalize_loops

@@ -318,11 +318,13 @@ def _softmax_row_out(row, keep, scale, log, e, dst):
 
 
 @njit(fastmath=_SUM_FM, error_model="numpy")
-def _sum_f64(e, keep):
-    """The float64 sum of e[:keep] (reassociated: eight lanes at a time)."""
+def _sum_f64(e, off, keep):
+    """The float64 sum of e[off:off + keep] (reassociated: eight lanes at a time; a function of
+    its own, so the kernels compiled without reassoc that call it keep that order), read by
+    offset (`at`: a view of the row would cost its reference counts)."""
     s = 0.0
     for j in range(keep):
-        s += np.float64(e[j])
+        s += np.float64(at(e, off + j))
     return s
 
 
@@ -357,7 +359,7 @@ def _attention_exps_f32(row, keep, scale, fma, e):
     else:
         for j in range(keep):
             e[j] = exp_neg_f32(np.float32(np.float64(row[j]) * scale - m))
-    return 1.0 / _sum_f64(e, keep)
+    return 1.0 / _sum_f64(e, 0, keep)
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
@@ -384,22 +386,27 @@ def _attention_row_f32(row, keep, scale, fma, e, dst):
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
-def _added_mask_exps_f32(row, mk, scale, e):
-    """The exponentials of `_added_mask_row_f32` into e[:keep] and (the reciprocal of their
-    float64 sum, keep); (0.0, 0) when every score is -inf or the max is not finite."""
-    keep = row.size
-    while keep > 0 and np.float64(row[keep - 1]) * scale + np.float64(mk[keep - 1]) == -np.inf:
+def _added_mask_exps_f32(s, e, off, mk, moff, n, scale):
+    """The exponentials of `_added_mask_row_f32` for the row s[off:off + n] plus the float
+    mask's row mk[moff:moff + n], into e[off:off + keep], and (the reciprocal of their float64
+    sum, keep); (0.0, 0) when every score is -inf or the max is not finite. By offsets (`at`,
+    `put`): the register rows keep a group's rows in flat buffers, where a row's three views
+    cost their reference counts ((4, 128, 8) with a float mask 165 -> 146 us on one thread,
+    the same bits)."""
+    keep = n
+    while keep > 0 and np.float64(at(s, off + keep - 1)) * scale + np.float64(at(mk, moff + keep - 1)) == -np.inf:
         keep -= 1
     if keep == 0:
         return 0.0, 0
     m = -np.inf
     for j in range(keep):
-        m = maximum(m, np.float64(row[j]) * scale + np.float64(mk[j]))
+        m = maximum(m, np.float64(at(s, off + j)) * scale + np.float64(at(mk, moff + j)))
     if not (m > -np.inf and m < np.inf):
         return 0.0, 0
     for j in range(keep):
-        e[j] = exp_neg_f32(np.float32((np.float64(row[j]) * scale + np.float64(mk[j])) - m))
-    return 1.0 / _sum_f64(e, keep), keep
+        x = np.float32((np.float64(at(s, off + j)) * scale + np.float64(at(mk, moff + j))) - m)
+        put(e, off + j, exp_neg_f32(x))
+    return 1.0 / _sum_f64(e, off, keep), keep
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
@@ -408,7 +415,7 @@ def _added_mask_row_f32(row, mk, scale, e, dst):
     its last score that is not -inf, without writing the sums out: each is computed again by
     the pass that needs it (the same float64 operations). False, nothing written, when every
     score is -inf or the max is not finite (the general row)."""
-    inv, keep = _added_mask_exps_f32(row, mk, scale, e)
+    inv, keep = _added_mask_exps_f32(row, e, 0, mk, 0, row.size, scale)
     if inv == 0.0:
         return False
     for j in range(keep):
@@ -505,7 +512,7 @@ def attention_masked_rows(t_lo, t_hi, scores, mask, mask_row, prefix, select, ou
         mk = mask[mask_row[r]]
         if f32 and not select:
             if raw:
-                got, keep = _added_mask_exps_f32(row, mk, scale, dst)
+                got, keep = _added_mask_exps_f32(row, dst, 0, mk, 0, row.size, scale)
                 if _exps_row(got, keep, dst, inv, r):
                     continue
             elif _added_mask_row_f32(row, mk, scale, e32, dst):
@@ -684,16 +691,6 @@ def _finite_max_f32(s, off, keep):
     return top if hsum(bad) == 0.0 else np.float32(np.nan)
 
 
-@njit(fastmath=_SUM_FM, error_model="numpy")
-def _sum_f64_at(e, off, keep):
-    """`_sum_f64` of e[off:off + keep], the same loop (a function of its own: inlined into a
-    kernel compiled without reassoc, the sum would run one element at a time)."""
-    s = 0.0
-    for j in range(keep):
-        s += np.float64(at(e, off + j))
-    return s
-
-
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
 def _attention_exps_simd(s, p, off, keep, scale, top):
     """`_attention_exps_f32` of the row s[off:off + keep] into p[off:off + keep] for a positive
@@ -709,31 +706,7 @@ def _attention_exps_simd(s, p, off, keep, scale, top):
     vs, vn = vsplat(np.float32(scale)), vsplat(-np.float32(m))
     for j in range(0, keep, LANES):
         vstore(p, off + j, _vexp_neg_f32(vfma_exact(vload(s, off + j), vs, vn)))
-    return 1.0 / _sum_f64_at(p, off, keep)
-
-
-@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
-def _added_mask_exps_at(s, p, off, mk, moff, n, scale):
-    """`_added_mask_exps_f32` of the row s[off:off + n] plus the float mask's row
-    mk[moff:moff + n], into p[off:off + n], by offsets (no views: a row's three cost their
-    reference counts; (4, 128, 8) with a float mask 165 -> 146 us on one thread, the same bits):
-    the reciprocal of the float64 sum of the exponentials and how many were kept; (0.0, 0) as
-    it."""
-    keep = n
-    while keep > 0 and np.float64(at(s, off + keep - 1)) * scale + np.float64(at(mk, moff + keep - 1)) == -np.inf:
-        keep -= 1
-    if keep == 0:
-        return 0.0, 0
-    m = -np.inf
-    for j in range(keep):
-        m = maximum(m, np.float64(at(s, off + j)) * scale + np.float64(at(mk, moff + j)))
-    if not (m > -np.inf and m < np.inf):
-        return 0.0, 0
-    for j in range(keep):
-        put(
-            p, off + j, exp_neg_f32(np.float32((np.float64(at(s, off + j)) * scale + np.float64(at(mk, moff + j))) - m))
-        )
-    return 1.0 / _sum_f64_at(p, off, keep), keep
+    return 1.0 / _sum_f64(p, off, keep)
 
 
 @njit(error_model="numpy", inline="always")
@@ -826,7 +799,7 @@ def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, s
                     continue
                 r = r0 + i
                 if added:
-                    got, kept = _added_mask_exps_at(s, p, off, mf, mask_row[r] * n, width, scale)
+                    got, kept = _added_mask_exps_f32(s, p, off, mf, mask_row[r] * n, width, scale)
                     if got == 0.0:
                         row, dst = s[off : off + width], p[off : off + width]
                         kept = _masked_scores(row, mask[mask_row[r]], scale, False, t64)

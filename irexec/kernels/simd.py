@@ -57,7 +57,8 @@ def _wide(builder) -> None:
 
 
 def _element(context, builder, array_type, array, index):
-    """The address of a 1-D float32 array's element `index` (no bounds check, no wraparound)."""
+    """The address of a 1-D contiguous array's element `index` (no bounds check, no
+    wraparound)."""
     data = context.make_array(array_type)(context, builder, array).data
     return builder.gep(data, [index])
 
@@ -290,26 +291,42 @@ def vsplat_at(typingctx, array, index):
     return f32x16(array, index), codegen
 
 
+def _is_row(array) -> bool:
+    """A 1-D contiguous array of numbers or booleans (`at`, `put`: a mask's rows may be float32,
+    float64 or boolean)."""
+    return (
+        isinstance(array, types.Array)
+        and isinstance(array.dtype, (types.Float, types.Integer, types.Boolean))
+        and array.ndim == 1
+        and array.layout == "C"
+    )
+
+
 @intrinsic
 def at(typingctx, array, index):
-    """array[index] of a 1-D float32 array, no bounds check, no wraparound (see `vsplat_at`)."""
-    if not (_is_f32_vector(array) and isinstance(index, types.Integer)):
+    """array[index] of a 1-D contiguous array, no bounds check, no wraparound (see
+    `vsplat_at`)."""
+    if not (_is_row(array) and isinstance(index, types.Integer)):
         return None
 
     def codegen(context, builder, sig, args):
-        return builder.load(_element(context, builder, sig.args[0], args[0], args[1]), align=4)
+        ptr = _element(context, builder, sig.args[0], args[0], args[1])
+        return context.unpack_value(builder, sig.args[0].dtype, ptr)
 
-    return types.float32(array, index), codegen
+    return array.dtype(array, index), codegen
 
 
 @intrinsic
 def put(typingctx, array, index, value):
-    """array[index] = value for a 1-D float32 array, no bounds check, no wraparound (`at`)."""
-    if not (_is_f32_vector(array) and isinstance(index, types.Integer) and value == types.float32):
+    """array[index] = value for a 1-D contiguous array, the value cast to its type as numba's
+    setitem casts it; no bounds check, no wraparound (`at`)."""
+    if not (_is_row(array) and isinstance(index, types.Integer) and isinstance(value, (types.Number, types.Boolean))):
         return None
 
     def codegen(context, builder, sig, args):
-        builder.store(args[2], _element(context, builder, sig.args[0], args[0], args[1]), align=4)
+        ptr = _element(context, builder, sig.args[0], args[0], args[1])
+        dtype = sig.args[0].dtype
+        context.pack_value(builder, dtype, context.cast(builder, args[2], sig.args[2], dtype), ptr)
         return context.get_dummy_value()
 
     return types.none(array, index, value), codegen
