@@ -40,9 +40,9 @@ import numpy as np
 
 from . import config
 
-# OpenBLAS runs a product with m k n below 65536 * 4 (its SMP_THRESHOLD_MIN times
-# GEMM_MULTITHREAD_THRESHOLD) on one thread anyway (16x128 @ 128x128 took 5.0 us either way): no
-# thread calls for those. The two calls around a product cost 1-2 us: on the zoo's small models,
+# OpenBLAS runs a product with m k n up to 65536 * 4 on one thread anyway (interface/gemm.c:
+# `MNK <= SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD`; 16x128 @ 128x128, exactly that, took
+# 5.0 us either way): no thread calls for those. The two calls around a product cost 1-2 us: on the zoo's small models,
 # where every product is below this, capping them all cost 7-11% (bert, resnet18, gpt2)
 OPENBLAS_SERIAL_MKN = 65536 * 4
 
@@ -123,7 +123,7 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
         m = a.shape[-2] if a.ndim > 1 else 1
         n = b.shape[-1] if b.ndim > 1 else 1
         mkn = m * a.shape[-1] * n
-        if mkn < OPENBLAS_SERIAL_MKN:  # OpenBLAS runs it on one thread anyway
+        if mkn <= OPENBLAS_SERIAL_MKN:  # OpenBLAS runs it on one thread anyway
             return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
         batch = max(math.prod(a.shape[:-2]), math.prod(b.shape[:-2]))  # broadcast batch dims
         flops = 2.0 * batch * mkn
