@@ -156,3 +156,75 @@ def test_relu_and_clamp_in_place_are_numpys_bits(kernels, bounds):
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
     strided = y.copy()[::2]  # not contiguous: left to numpy
     assert not relu_f32_inplace(strided, lo_hi)
+
+
+# ---- Swish with beta 1 in float32 arithmetic (elementwise_loops.swish_f32) -----------------------
+
+# tools/sweep_f32.py: the worst error over all 2^32 float32 inputs, in ulps of the exact value
+SWISH_F32_ULPS = 3.35
+
+
+def _swish_f32(x: np.ndarray) -> np.ndarray:
+    out = np.empty_like(x)
+    k.swish_f32(0, -(-x.size // k.BLOCK), x, out)
+    return out
+
+
+def test_swish_f32_within_the_swept_bound():
+    """Against x sigmoid(x) in float64 (numpy's exp): the dense sweep, and every float32 of
+    [-110, -80], where exp(x) leaves float32's normals and the kernel takes x e^x in float64
+    (x e^x is normal down to -88.7, subnormal down to -103, then 0)."""
+    top = int(np.float32(-110.0).view(np.int32))
+    far = np.arange(int(np.float32(-80.0).view(np.int32)), top, 7, dtype=np.int32).view(np.float32)
+    x = np.concatenate([X, far])
+    got = _swish_f32(x).astype(np.float64)
+    x64 = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        want = x64 * _sigmoid64(x64)
+    fin = np.isfinite(want)
+    ulp = np.spacing(np.abs(want[fin]).astype(np.float32)).astype(np.float64)
+    err = np.abs(got[fin] - want[fin]) / ulp
+    worst = int(np.argmax(err))
+    assert err[worst] <= SWISH_F32_ULPS, (float(x[fin][worst]), float(err[worst]))
+    # most results are the exact value rounded; none is off in sign
+    assert (got[fin] == want[fin].astype(np.float32)).mean() > 0.7
+    np.testing.assert_array_equal(np.signbit(got[fin]), np.signbit(want[fin].astype(np.float32)))
+    # below -103 the exact value rounds to -0.0; far from there it is not flushed early
+    assert np.all(got[(x64 > -88.0) & (x64 < -80.0)] < -5e-37)
+
+
+def test_swish_f32_specials_and_positions():
+    """NaN and -inf give NaN (-inf / (1 + inf), as the float64 kernel), +inf gives inf, zeros
+    keep their sign; and a value's result does not depend on where it sits: arrays of every
+    length from 1 to 40 (a last partial vector padded) and at odd offsets give the bits of one
+    long array."""
+    x = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0], np.float32)
+    got = _swish_f32(x)
+    want = np.array([np.nan, np.nan, np.inf, -0.0, 0.0], np.float32)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got[3:]), np.signbit(want[3:]))
+    rng = np.random.default_rng(11)
+    y = (rng.standard_normal(3 * k.BLOCK + 29) * 30).astype(np.float32)
+    y[::97] = -95.0
+    whole = _swish_f32(y)
+    for n in range(1, 41):
+        start = int(rng.integers(0, y.size - n))
+        np.testing.assert_array_equal(_swish_f32(y[start : start + n].copy()), whole[start : start + n])
+
+
+def test_swish_op_takes_the_float32_kernel_for_beta_one_only(kernels):
+    """Swish without beta, or beta 1, takes `swish_f32` once the kernels are loaded (its bits);
+    another beta the float64 formula rounded once (the numpy path's value but for rare near
+    ties), since beta x rounded to float32 would move exp(-beta x) by up to 88 ulps."""
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(50_000) * 6).astype(np.float32)
+    (plain,) = run_op("Swish", "opset4", [x])
+    (one,) = run_op("Swish", "opset4", [x, np.float32(1.0)])
+    np.testing.assert_array_equal(plain, _swish_f32(x))
+    np.testing.assert_array_equal(one, plain)
+    (other,) = run_op("Swish", "opset4", [x, np.float32(0.7)])
+    config.JIT = "never"
+    (want,) = run_op("Swish", "opset4", [x, np.float32(0.7)])
+    config.JIT = "always"
+    d = np.abs(other.view(np.int32).astype(np.int64) - want.view(np.int32))
+    assert d.max() <= 1 and (d == 0).mean() > 0.9999

@@ -1231,9 +1231,10 @@ def test_im2col_kernel_gives_the_padded_paths_convolution(kernels, monkeypatch, 
 
 
 def test_swish_sigmoid_and_gelu_kernels_match_the_numpy_path(kernels):
-    """float32 Swish (beta 1 and 0.7), Sigmoid and Gelu-erf (Cody's erfc, every interval): the
-    same float64 formulas with the vectorized exp, rounded once; equal to the numpy path's bits
-    but for a rare tie, never more than 1 ulp."""
+    """float32 Swish (beta 0.7), Sigmoid and Gelu-erf (Cody's erfc, every interval): the same
+    float64 formulas with the vectorized exp, rounded once; equal to the numpy path's bits but
+    for a rare tie, never more than 1 ulp. (Swish with beta 1 computes in float32, within 3.35
+    ulps: tests/test_activation_kernels.py.)"""
     x = np.concatenate(
         [
             R.standard_normal(200_000) * 10,
@@ -1243,7 +1244,6 @@ def test_swish_sigmoid_and_gelu_kernels_match_the_numpy_path(kernels):
     ).astype(np.float32)
     runs = [
         ("Sigmoid", "opset1", [x], {}),
-        ("Swish", "opset4", [x], {}),
         ("Swish", "opset4", [x, np.float32(0.7)], {}),
         ("Gelu", "opset7", [x], {"approximation_mode": "erf"}),
         ("Gelu", "opset2", [x], {}),

@@ -277,6 +277,71 @@ def vpow2_bits(typingctx, kb, bias):
 
 
 @intrinsic
+def vdiv(typingctx, a, b):
+    """a / b lane by lane (IEEE division, correctly rounded)."""
+    if not (a == b == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fdiv(args[0], args[1])
+
+    return f32x16(a, b), codegen
+
+
+@intrinsic
+def vneg_abs(typingctx, a):
+    """-|a| lane by lane (the sign bit set: NaN stays NaN)."""
+    if a != f32x16:
+        return None
+
+    def codegen(context, builder, sig, args):
+        ints = ir.VectorType(ir.IntType(32), LANES)
+        sign = ir.Constant(ints, [-(1 << 31)] * LANES)
+        return builder.bitcast(builder.or_(builder.bitcast(args[0], ints), sign), _VEC)
+
+    return f32x16(a), codegen
+
+
+@intrinsic
+def vwhere_nonneg(typingctx, v, a, b):
+    """a where v >= 0 (-0.0 included), else b (NaN lanes included), lane by lane."""
+    if not (v == a == b == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        nonneg = builder.fcmp_ordered(">=", args[0], ir.Constant(_VEC, [0.0] * LANES))
+        return builder.select(nonneg, args[1], args[2])
+
+    return f32x16(v, a, b), codegen
+
+
+@intrinsic
+def vlesser(typingctx, a, b):
+    """a where a < b, else b, lane by lane (a NaN in a leaves b)."""
+    if not (a == b == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.select(builder.fcmp_ordered("<", args[0], args[1]), args[0], args[1])
+
+    return f32x16(a, b), codegen
+
+
+@intrinsic
+def vany_below(typingctx, v, low):
+    """Whether some lane of v is below low's (ordered: NaN lanes are not)."""
+    if not (v == low == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        below = builder.fcmp_ordered("<", args[0], args[1])
+        bits = builder.bitcast(below, ir.IntType(LANES))
+        return builder.icmp_unsigned("!=", bits, ir.Constant(ir.IntType(LANES), 0))
+
+    return types.boolean(v, low), codegen
+
+
+@intrinsic
 def vsplat_at(typingctx, array, index):
     """Sixteen lanes of array[index] (a 1-D float32 array; no bounds check, no wraparound): a
     broadcast from memory, where `vsplat(array[index])` of an offset index keeps numba's

@@ -1,0 +1,116 @@
+"""The error bound of the float32-arithmetic kernels, over every float32 input.
+
+    python3 -m tools.sweep_f32 [--step 1] [--kernels swish_f32]
+
+Most element-wise kernels compute in float64 and round once (tests/test_activation_kernels.py).
+The ones listed here compute in float32 on 16 lanes for speed, so their results are within a few
+ulps instead; a univariate float32 function can be checked on all 2^32 inputs, which is the
+proof of its bound. For each kernel: the largest error in ulps over the finite inputs (NaN
+inputs give NaN: the tests check them), the input where it occurs, how many float32 values apart
+a result and the exact value rounded can be (the tests' measure), and the share of results that
+are that value. The reference is the same formula in float64 with numpy's exp
+(its error, about 1e-16 relative, moves the ulp counts by under 1e-8).
+
+An ulp is the spacing of float32 at the exact value rounded to float32 (the smallest subnormal,
+2^-149, below float32's normals). `--step N` checks every Nth bit pattern only (quick looks);
+the whole sweep takes about eight minutes on the test machine.
+
+Measured (all 2^32 inputs, 8 minutes): swish_f32 within 3.344 ulps (the worst at x = -5.9388933),
+at most 3 floats from the exact value rounded, 96.24% of all results that value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+CHUNK = 1 << 24
+
+
+def _ulp(rounded: np.ndarray) -> np.ndarray:
+    """float32's spacing at each value's magnitude (its binade's, 2^-149 below the normals),
+    in float64: np.spacing of the largest float32 overflows."""
+    exponent = np.frexp(np.abs(rounded).astype(np.float64))[1]
+    return np.ldexp(1.0, np.where(rounded == 0, -149, np.maximum(exponent - 24, -149)))
+
+
+def _ordered(f: np.ndarray) -> np.ndarray:
+    """float32 values as integers in their order (adjacent floats one apart, -0.0 = +0.0)."""
+    i = f.view(np.int32).astype(np.int64)
+    return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+
+
+def _swish_reference(x: np.ndarray) -> np.ndarray:
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, x / (1.0 + e), x * e / (1.0 + e))
+
+
+def _kernel(name: str):
+    from irexec.kernels import elementwise_loops as k
+
+    fn = getattr(k, name)
+
+    def run(x: np.ndarray) -> np.ndarray:
+        out = np.empty_like(x)
+        fn(0, -(-x.size // k.BLOCK), x, out)
+        return out
+
+    return run
+
+
+KERNELS = {"swish_f32": _swish_reference}
+
+
+def sweep(name: str, step: int = 1) -> dict:
+    """The worst error in ulps of kernel `name` over every step-th float32 bit pattern."""
+    run = _kernel(name)
+    reference = KERNELS[name]
+    worst, worst_x, steps, exact, count = 0.0, 0.0, 0, 0, 0
+    for start in range(0, 1 << 32, CHUNK):
+        bits = np.arange(start, start + CHUNK, step, dtype=np.uint64).astype(np.uint32)
+        x = bits.view(np.float32)
+        x = x[np.isfinite(x)]
+        if not x.size:
+            continue
+        got = run(x).astype(np.float64)
+        with np.errstate(all="ignore"):
+            want = reference(x.astype(np.float64))
+        rounded = want.astype(np.float32)
+        ulp = _ulp(rounded)
+        err = np.abs(got - want) / ulp
+        i = int(np.argmax(err))
+        if err[i] > worst:
+            worst, worst_x = float(err[i]), float(x[i])
+        apart = np.abs(_ordered(got.astype(np.float32)) - _ordered(rounded))
+        steps = max(steps, int(apart.max()))
+        exact += int(np.count_nonzero(apart == 0))
+        count += x.size
+    return {
+        "kernel": name,
+        "inputs": count,
+        "worst_ulps": worst,
+        "at": worst_x,
+        "steps": steps,
+        "exact_share": exact / count,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--step", type=int, default=1, help="check every Nth bit pattern (default: all)")
+    ap.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated kernel names")
+    args = ap.parse_args()
+    for name in args.kernels.split(","):
+        t = time.perf_counter()
+        r = sweep(name, args.step)
+        print(
+            f"{r['kernel']}: {r['inputs']} finite inputs, worst {r['worst_ulps']:.3f} ulps at x = {r['at']!r}, "
+            f"at most {r['steps']} floats from the exact value rounded, {100 * r['exact_share']:.2f}% that value "
+            f"({time.perf_counter() - t:.0f} s)"
+        )
+
+
+if __name__ == "__main__":
+    main()
