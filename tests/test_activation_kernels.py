@@ -116,11 +116,12 @@ def kernels(monkeypatch):
 
 @pytest.mark.parametrize(
     "op,version,attrs",
-    [("Erf", "opset1", {}), ("Gelu", "opset7", {"approximation_mode": "tanh"}), ("Gelu", "opset7", {})],
+    [("Erf", "opset1", {}), ("Gelu", "opset7", {"approximation_mode": "tanh"})],
 )
 def test_ops_take_the_kernel_and_match_the_numpy_path(kernels, op, version, attrs):
     """Erf and Gelu's tanh mode run the kernels once loaded: equal to the numpy path's float64
-    formula rounded once but for rare near-ties, never more than one ulp."""
+    formula rounded once but for rare near-ties, never more than one ulp. (Gelu's erf mode
+    computes in float32: below.)"""
     rng = np.random.default_rng(3)
     x = np.concatenate([rng.standard_normal(100_000) * 4, np.linspace(-20, 20, 4001)]).astype(np.float32)
     (got,) = run_op(op, version, [x], **attrs)
@@ -158,58 +159,71 @@ def test_relu_and_clamp_in_place_are_numpys_bits(kernels, bounds):
     assert not relu_f32_inplace(strided, lo_hi)
 
 
-# ---- Swish with beta 1 in float32 arithmetic (elementwise_loops.swish_f32) -----------------------
+# ---- float32 arithmetic: Swish with beta 1 and Gelu's erf mode (swish_f32, gelu_erf_f32) ------------
 
-# tools/sweep_f32.py: the worst error over all 2^32 float32 inputs, in ulps of the exact value
-SWISH_F32_ULPS = 3.35
+# tools/sweep_f32.py over all 2^32 float32 inputs: the worst error in ulps of the exact value,
+# and how many floats from the exact value rounded a result can be
+F32_BOUNDS = {"swish_f32": (3.35, 3), "gelu_erf_f32": (5.9, 6)}
+F32_REFS = {
+    "swish_f32": lambda x: x * _sigmoid64(x),
+    "gelu_erf_f32": lambda x: 0.5 * x * special.erfc(-x / math.sqrt(2.0)),
+}
+# inputs where each kernel leaves float32's exp, to x e^x (Swish: normal down to -88.7,
+# subnormal down to -103) or to Phi's tail (Gelu: x Phi(x) subnormal from -13.2, 0 below -14.3)
+F32_FAR = {"swish_f32": (-110.0, -80.0), "gelu_erf_f32": (-15.0, -12.0)}
 
 
-def _swish_f32(x: np.ndarray) -> np.ndarray:
+def _f32_kernel(name: str, x: np.ndarray) -> np.ndarray:
     out = np.empty_like(x)
-    k.swish_f32(0, -(-x.size // k.BLOCK), x, out)
+    getattr(k, name)(0, -(-x.size // k.BLOCK), x, out)
     return out
 
 
-def test_swish_f32_within_the_swept_bound():
-    """Against x sigmoid(x) in float64 (numpy's exp): the dense sweep, and every float32 of
-    [-110, -80], where exp(x) leaves float32's normals and the kernel takes x e^x in float64
-    (x e^x is normal down to -88.7, subnormal down to -103, then 0)."""
-    top = int(np.float32(-110.0).view(np.int32))
-    far = np.arange(int(np.float32(-80.0).view(np.int32)), top, 7, dtype=np.int32).view(np.float32)
+@pytest.mark.parametrize("name", sorted(F32_BOUNDS))
+def test_float32_kernels_within_their_swept_bounds(name):
+    """Against the float64 formula (numpy's exp, Cody's erfc): the dense sweep, and every 7th
+    float32 of the range where the kernel takes its float64 path for the far inputs."""
+    lo, hi = (np.float32(v).view(np.int32) for v in F32_FAR[name])
+    far = np.arange(int(hi), int(lo), 7, dtype=np.int32).view(np.float32)
     x = np.concatenate([X, far])
-    got = _swish_f32(x).astype(np.float64)
+    got = _f32_kernel(name, x)
     x64 = x.astype(np.float64)
     with np.errstate(all="ignore"):
-        want = x64 * _sigmoid64(x64)
+        want = F32_REFS[name](x64)
     fin = np.isfinite(want)
     ulp = np.spacing(np.abs(want[fin]).astype(np.float32)).astype(np.float64)
-    err = np.abs(got[fin] - want[fin]) / ulp
+    err = np.abs(got[fin].astype(np.float64) - want[fin]) / ulp
     worst = int(np.argmax(err))
-    assert err[worst] <= SWISH_F32_ULPS, (float(x[fin][worst]), float(err[worst]))
-    # most results are the exact value rounded; none is off in sign
-    assert (got[fin] == want[fin].astype(np.float32)).mean() > 0.7
-    np.testing.assert_array_equal(np.signbit(got[fin]), np.signbit(want[fin].astype(np.float32)))
-    # below -103 the exact value rounds to -0.0; far from there it is not flushed early
-    assert np.all(got[(x64 > -88.0) & (x64 < -80.0)] < -5e-37)
+    ulps, steps = F32_BOUNDS[name]
+    assert err[worst] <= ulps, (float(x[fin][worst]), float(err[worst]))
+    rounded = want[fin].astype(np.float32)
+    apart = np.abs(got[fin].view(np.int32).astype(np.int64) - rounded.view(np.int32))
+    assert apart.max() <= steps
+    assert (apart == 0).mean() > 0.7  # most results are the exact value rounded
+    np.testing.assert_array_equal(np.signbit(got[fin]), np.signbit(rounded))
+    # the far inputs are computed, not flushed to zero
+    near = (x64 > F32_FAR[name][0] + 1.0) & (x64 < F32_FAR[name][1]) & (np.abs(want) > 1e-44)
+    assert near.any() and np.all(got[near] != 0)
 
 
-def test_swish_f32_specials_and_positions():
-    """NaN and -inf give NaN (-inf / (1 + inf), as the float64 kernel), +inf gives inf, zeros
+@pytest.mark.parametrize("name", sorted(F32_BOUNDS))
+def test_float32_kernels_specials_and_positions(name):
+    """NaN gives NaN, -inf NaN (as the float64 kernels: -inf times a zero), +inf inf, zeros
     keep their sign; and a value's result does not depend on where it sits: arrays of every
     length from 1 to 40 (a last partial vector padded) and at odd offsets give the bits of one
-    long array."""
+    long array, far inputs among them."""
     x = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0], np.float32)
-    got = _swish_f32(x)
+    got = _f32_kernel(name, x)
     want = np.array([np.nan, np.nan, np.inf, -0.0, 0.0], np.float32)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got[3:]), np.signbit(want[3:]))
     rng = np.random.default_rng(11)
     y = (rng.standard_normal(3 * k.BLOCK + 29) * 30).astype(np.float32)
-    y[::97] = -95.0
-    whole = _swish_f32(y)
+    y[::97] = F32_FAR[name][0] + 5.0
+    whole = _f32_kernel(name, y)
     for n in range(1, 41):
         start = int(rng.integers(0, y.size - n))
-        np.testing.assert_array_equal(_swish_f32(y[start : start + n].copy()), whole[start : start + n])
+        np.testing.assert_array_equal(_f32_kernel(name, y[start : start + n].copy()), whole[start : start + n])
 
 
 def test_swish_op_takes_the_float32_kernel_for_beta_one_only(kernels):
@@ -220,7 +234,7 @@ def test_swish_op_takes_the_float32_kernel_for_beta_one_only(kernels):
     x = (rng.standard_normal(50_000) * 6).astype(np.float32)
     (plain,) = run_op("Swish", "opset4", [x])
     (one,) = run_op("Swish", "opset4", [x, np.float32(1.0)])
-    np.testing.assert_array_equal(plain, _swish_f32(x))
+    np.testing.assert_array_equal(plain, _f32_kernel("swish_f32", x))
     np.testing.assert_array_equal(one, plain)
     (other,) = run_op("Swish", "opset4", [x, np.float32(0.7)])
     config.JIT = "never"
@@ -228,3 +242,18 @@ def test_swish_op_takes_the_float32_kernel_for_beta_one_only(kernels):
     config.JIT = "always"
     d = np.abs(other.view(np.int32).astype(np.int64) - want.view(np.int32))
     assert d.max() <= 1 and (d == 0).mean() > 0.9999
+
+
+@pytest.mark.parametrize("version", ["opset2", "opset7"])
+def test_gelu_erf_op_takes_the_float32_kernel(kernels, version):
+    """Gelu-2 and Gelu-7's erf mode take `gelu_erf_f32` once the kernels are loaded (its bits),
+    within its bound of the numpy path's value (the float64 formula rounded once)."""
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal(50_000) * 4).astype(np.float32)
+    (got,) = run_op("Gelu", version, [x])
+    np.testing.assert_array_equal(got, _f32_kernel("gelu_erf_f32", x))
+    config.JIT = "never"
+    (want,) = run_op("Gelu", version, [x])
+    config.JIT = "always"
+    d = np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32))
+    assert d.max() <= F32_BOUNDS["gelu_erf_f32"][1]

@@ -302,7 +302,11 @@ def test_gelu_and_erf_against_math_erf():
     close(e, ref_erf, rtol=2e-7, atol=1e-30)
     (g,) = run_op("Gelu", "opset7", [x], approximation_mode="erf")
     v = x.astype(np.float64)
-    close(g, 0.5 * v * (1 + np.array([math.erf(t / math.sqrt(2)) for t in v])), rtol=2e-7, atol=1e-30)
+    want = 0.5 * v * (1 + np.array([math.erf(t / math.sqrt(2)) for t in v]))
+    # the numpy path rounds once; the float32 kernel (once loaded) is within 5.9 ulps of the
+    # exact value for every float32 input (tools/sweep_f32.py)
+    ulps = np.abs(g - want) / np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+    assert ulps.max() <= 5.9, float(ulps.max())
     (e64,) = run_op("Erf", "opset1", [x.astype(np.float64)])
     close(e64, ref_erf, rtol=1e-15, atol=1e-300)
 
@@ -1231,10 +1235,10 @@ def test_im2col_kernel_gives_the_padded_paths_convolution(kernels, monkeypatch, 
 
 
 def test_swish_sigmoid_and_gelu_kernels_match_the_numpy_path(kernels):
-    """float32 Swish (beta 0.7), Sigmoid and Gelu-erf (Cody's erfc, every interval): the same
-    float64 formulas with the vectorized exp, rounded once; equal to the numpy path's bits but
-    for a rare tie, never more than 1 ulp. (Swish with beta 1 computes in float32, within 3.35
-    ulps: tests/test_activation_kernels.py.)"""
+    """float32 Swish (beta 0.7), Sigmoid, HSwish and HSigmoid: the same float64 formulas with the
+    vectorized exp, rounded once; equal to the numpy path's bits but for a rare tie, never more
+    than 1 ulp. (Swish with beta 1 and Gelu's erf mode compute in float32, within their swept
+    bounds: tests/test_activation_kernels.py.)"""
     x = np.concatenate(
         [
             R.standard_normal(200_000) * 10,
@@ -1245,8 +1249,6 @@ def test_swish_sigmoid_and_gelu_kernels_match_the_numpy_path(kernels):
     runs = [
         ("Sigmoid", "opset1", [x], {}),
         ("Swish", "opset4", [x, np.float32(0.7)], {}),
-        ("Gelu", "opset7", [x], {"approximation_mode": "erf"}),
-        ("Gelu", "opset2", [x], {}),
         ("HSwish", "opset4", [x], {}),
         ("HSigmoid", "opset5", [x], {}),
     ]

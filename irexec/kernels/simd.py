@@ -316,6 +316,18 @@ def vwhere_nonneg(typingctx, v, a, b):
 
 
 @intrinsic
+def vwhere_below(typingctx, v, low, a, b):
+    """a where v < low (ordered: not for NaN), else b, lane by lane."""
+    if not (v == low == a == b == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.select(builder.fcmp_ordered("<", args[0], args[1]), args[2], args[3])
+
+    return f32x16(v, low, a, b), codegen
+
+
+@intrinsic
 def vlesser(typingctx, a, b):
     """a where a < b, else b, lane by lane (a NaN in a leaves b)."""
     if not (a == b == f32x16):

