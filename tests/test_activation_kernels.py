@@ -116,12 +116,12 @@ def kernels(monkeypatch):
 
 @pytest.mark.parametrize(
     "op,version,attrs",
-    [("Erf", "opset1", {}), ("Gelu", "opset7", {"approximation_mode": "tanh"})],
+    [("Gelu", "opset7", {"approximation_mode": "tanh"}), ("Sigmoid", "opset1", {})],
 )
 def test_ops_take_the_kernel_and_match_the_numpy_path(kernels, op, version, attrs):
-    """Erf and Gelu's tanh mode run the kernels once loaded: equal to the numpy path's float64
-    formula rounded once but for rare near-ties, never more than one ulp. (Gelu's erf mode
-    computes in float32: below.)"""
+    """Gelu's tanh mode and Sigmoid run the kernels once loaded: equal to the numpy path's
+    float64 formula rounded once but for rare near-ties, never more than one ulp. (Erf and
+    Gelu's erf mode compute in float32: below.)"""
     rng = np.random.default_rng(3)
     x = np.concatenate([rng.standard_normal(100_000) * 4, np.linspace(-20, 20, 4001)]).astype(np.float32)
     (got,) = run_op(op, version, [x], **attrs)
@@ -163,14 +163,22 @@ def test_relu_and_clamp_in_place_are_numpys_bits(kernels, bounds):
 
 # tools/sweep_f32.py over all 2^32 float32 inputs: the worst error in ulps of the exact value,
 # and how many floats from the exact value rounded a result can be
-F32_BOUNDS = {"swish_f32": (3.35, 3), "gelu_erf_f32": (5.9, 6)}
+F32_BOUNDS = {"swish_f32": (3.35, 3), "gelu_erf_f32": (5.9, 6), "erf_f32": (1.92, 2)}
 F32_REFS = {
     "swish_f32": lambda x: x * _sigmoid64(x),
     "gelu_erf_f32": lambda x: 0.5 * x * special.erfc(-x / math.sqrt(2.0)),
+    "erf_f32": special.erf,
 }
 # inputs where each kernel leaves float32's exp, to x e^x (Swish: normal down to -88.7,
-# subnormal down to -103) or to Phi's tail (Gelu: x Phi(x) subnormal from -13.2, 0 below -14.3)
-F32_FAR = {"swish_f32": (-110.0, -80.0), "gelu_erf_f32": (-15.0, -12.0)}
+# subnormal down to -103), to Phi's tail (Gelu: x Phi(x) subnormal from -13.2, 0 below -14.3),
+# or to -1 (Erf, from -9)
+F32_FAR = {"swish_f32": (-110.0, -80.0), "gelu_erf_f32": (-15.0, -12.0), "erf_f32": (-10.0, -8.0)}
+# NaN, -inf, inf, -0.0, 0.0: as the float64 kernels (Swish and Gelu: -inf times a zero)
+F32_SPECIALS = {
+    "swish_f32": [np.nan, np.nan, np.inf, -0.0, 0.0],
+    "gelu_erf_f32": [np.nan, np.nan, np.inf, -0.0, 0.0],
+    "erf_f32": [np.nan, -1.0, 1.0, -0.0, 0.0],
+}
 
 
 def _f32_kernel(name: str, x: np.ndarray) -> np.ndarray:
@@ -208,13 +216,17 @@ def test_float32_kernels_within_their_swept_bounds(name):
 
 @pytest.mark.parametrize("name", sorted(F32_BOUNDS))
 def test_float32_kernels_specials_and_positions(name):
-    """NaN gives NaN, -inf NaN (as the float64 kernels: -inf times a zero), +inf inf, zeros
-    keep their sign; and a value's result does not depend on where it sits: arrays of every
-    length from 1 to 40 (a last partial vector padded) and at odd offsets give the bits of one
-    long array, far inputs among them."""
+    """NaN, infinities and zeros give the float64 kernels' values (`F32_SPECIALS`), zeros their
+    sign; and a value's result does not depend on where it sits: arrays of every length from 1
+    to 40 (a last partial vector padded) and at odd offsets give the bits of one long array,
+    far inputs among them."""
     x = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0], np.float32)
     got = _f32_kernel(name, x)
-    want = np.array([np.nan, np.nan, np.inf, -0.0, 0.0], np.float32)
+    want = np.array(F32_SPECIALS[name], np.float32)
+    base = name.removesuffix("_f32")
+    float64_kernel = np.empty_like(x)
+    getattr(k, base)(0, 1, x, float64_kernel, *((1.0,) if base == "swish" else ()))
+    np.testing.assert_array_equal(float64_kernel, want)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got[3:]), np.signbit(want[3:]))
     rng = np.random.default_rng(11)
@@ -242,6 +254,20 @@ def test_swish_op_takes_the_float32_kernel_for_beta_one_only(kernels):
     config.JIT = "always"
     d = np.abs(other.view(np.int32).astype(np.int64) - want.view(np.int32))
     assert d.max() <= 1 and (d == 0).mean() > 0.9999
+
+
+def test_erf_op_takes_the_float32_kernel(kernels):
+    """Erf on float32 takes `erf_f32` once the kernels are loaded (its bits), within its bound of
+    the numpy path's value (Cody's erf in float64 rounded once)."""
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(50_000) * 3).astype(np.float32)
+    (got,) = run_op("Erf", "opset1", [x])
+    np.testing.assert_array_equal(got, _f32_kernel("erf_f32", x))
+    config.JIT = "never"
+    (want,) = run_op("Erf", "opset1", [x])
+    config.JIT = "always"
+    d = np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32))
+    assert d.max() <= F32_BOUNDS["erf_f32"][1]
 
 
 @pytest.mark.parametrize("version", ["opset2", "opset7"])

@@ -188,7 +188,9 @@ _erf64 = np.vectorize(math.erf, otypes=[np.float64])
 
 # (op, float64 reference, value range, ulps allowed for f32 / f64)
 UNARY_FLOAT = [
-    ("Erf", _erf64, (-6, 6), 1, 8),
+    # float32 Erf computes in float32 once the kernels are loaded: at most 2 floats from the
+    # exact value rounded over all float32 inputs (tools/sweep_f32.py)
+    ("Erf", _erf64, (-6, 6), 2, 8),
     ("Sin", np.sin, (-20, 20), 2, 0),
     ("Cos", np.cos, (-20, 20), 2, 0),
     ("Tan", np.tan, (-1.5, 1.5), 1, 0),

@@ -299,7 +299,10 @@ def test_gelu_and_erf_against_math_erf():
     x = np.concatenate([np.linspace(-6, 6, 1001), [0.0, 1e-6, -1e-6]]).astype(np.float32)
     ref_erf = np.array([math.erf(v) for v in x.astype(np.float64)])
     (e,) = run_op("Erf", "opset1", [x])
-    close(e, ref_erf, rtol=2e-7, atol=1e-30)
+    # the numpy path rounds once; the float32 kernel (once loaded) is within 1.92 ulps
+    # (tools/sweep_f32.py)
+    spacing = np.spacing(np.abs(ref_erf).astype(np.float32)).astype(np.float64)
+    assert (np.abs(e - ref_erf) / spacing).max() <= 1.92
     (g,) = run_op("Gelu", "opset7", [x], approximation_mode="erf")
     v = x.astype(np.float64)
     want = 0.5 * v * (1 + np.array([math.erf(t / math.sqrt(2)) for t in v]))

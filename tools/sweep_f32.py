@@ -21,6 +21,7 @@ Measured (all 2^32 inputs, about 9 minutes each):
 - gelu_erf_f32: within 5.890 ulps (the worst at x = -3.020566), at most 6 floats, 96.60%. Its
   error is mostly float32's roundings, not the approximations: x e (p / (z + L)) / 2 with every
   factor and product rounded (emulated with the exp, erfcx and reciprocal exact: 3.6 ulps).
+- erf_f32: within 1.920 ulps (the worst at x = 0.76792967), at most 2 floats, 99.62%.
 """
 
 from __future__ import annotations
@@ -71,7 +72,13 @@ def _kernel(name: str):
     return run
 
 
-KERNELS = {"swish_f32": _swish_reference, "gelu_erf_f32": _gelu_reference}
+def _erf_reference(x: np.ndarray) -> np.ndarray:
+    from irexec import special
+
+    return special.erf(x)
+
+
+KERNELS = {"swish_f32": _swish_reference, "gelu_erf_f32": _gelu_reference, "erf_f32": _erf_reference}
 
 
 def sweep(name: str, step: int = 1) -> dict:

@@ -15,10 +15,10 @@ vectorize to 8 float64 lanes and are bound by their instruction count: Estrin's 
 of Horner's and float32 reciprocals instead of vdivpd measured no faster.
 
 The exceptions are Swish with beta 1 (`swish_f32`: EfficientNet's activation, 38% of its time
-at 224x224 with the float64 formula) and Gelu's erf mode (`gelu_erf_f32`: 21% of ConvNeXt's):
-float32 arithmetic on 16 lanes, 3x and 2.7x faster, within 3.35 and 5.9 ulps of the exact
-value over all 2^32 float32 inputs (tools/sweep_f32.py; OpenVINO's CPU plugin is off by 4.4 ulps
-on a sample of 1.2 M for Swish, by up to 2e-4 relative for Gelu)."""
+at 224x224 with the float64 formula), Gelu's erf mode (`gelu_erf_f32`: 21% of ConvNeXt's) and
+Erf (`erf_f32`): float32 arithmetic on 16 lanes, 3x, 2.7x and 2.9x faster, within 3.35, 5.9 and
+1.92 ulps of the exact value over all 2^32 float32 inputs (tools/sweep_f32.py; OpenVINO's CPU
+plugin is off by 4.4 ulps on a sample of 1.2 M for Swish, by up to 2e-4 relative for Gelu)."""
 
 from __future__ import annotations
 
@@ -95,6 +95,23 @@ _ONE_F = np.float32(1.0)
 
 
 @njit(inline="always")
+def _tail_in(x, pad, lo, hi):
+    """x[lo:hi] (fewer than 16) as the first lanes of a vector, through the scratch `pad`
+    (zeros past them): a task's last partial vector, read without reading past x."""
+    for i in range(lo, hi):
+        pad[i - lo] = x[i]
+    return vload(pad, 0)
+
+
+@njit(inline="always")
+def _tail_out(out, padded, lo, hi, value):
+    """out[lo:hi] = value's first hi - lo lanes, through the scratch `padded`."""
+    vstore(padded, 0, value)
+    for i in range(lo, hi):
+        out[i] = padded[i - lo]
+
+
+@njit(inline="always")
 def _swish_lanes(v, one):
     """v / (1 + e) for v >= 0, v e / (1 + e) below, e = exp(-|v|) in float32 (`_vexp_neg_f32`,
     0 below -87), 16 lanes: one float32 rounding per step."""
@@ -118,8 +135,8 @@ def swish_f32(t_lo, t_hi, x, out):
     `_swish_lanes`, within 3.35 ulps of the exact value for every float32 input (tools/sweep_f32.py
     checks all 2^32; OpenVINO's CPU plugin: 4.4 on a sample), at 0.35 ns an element on one
     thread where `swish`'s float64 formula takes 1.0. Inputs below -87 (rare: a task holding one
-    looks for them after its vectors) take x e^x in float64. A task's last partial vector goes through a padded one, so every element's bits
-    depend on its value only."""
+    looks for them after its vectors) take x e^x in float64. A task's last partial vector goes
+    through a padded one, so every element's bits depend on its value only."""
     one = vsplat(_ONE_F)
     low = vsplat(_EXP_LOW_F)
     pad = np.zeros(LANES, np.float32)
@@ -137,12 +154,8 @@ def swish_f32(t_lo, t_hi, x, out):
         if vany_below(lowest, low):
             _swish_far(x, out, lo, j)
         if j < hi:
-            for i in range(j, hi):
-                pad[i - j] = x[i]
-            v = vload(pad, 0)
-            vstore(padded, 0, _swish_lanes(v, one))
-            for i in range(j, hi):
-                out[i] = padded[i - j]
+            v = _tail_in(x, pad, j, hi)
+            _tail_out(out, padded, j, hi, _swish_lanes(v, one))
             if vany_below(v, low):
                 _swish_far(x, out, j, hi)
 
@@ -236,16 +249,12 @@ _PHI_F = tuple(
 
 
 @njit(inline="always")
-def _gelu_lanes(v, one, half):
-    """x Phi(x) on 16 float32 lanes, Phi = erfc(-x / sqrt 2) / 2 as the float64 kernel
-    (`gelu_erf`) takes it: exp(-x^2 / 2) from x^2 split exactly in two floats (h + l, one
-    fused multiply-add: the rounding of x^2 would cost |x|^2 / 2 ulps), erfcx(|x| / sqrt 2) by
-    `_ERFCX_F32`; Phi = erfc / 2 below zero, 1 - erfc / 2 above."""
-    h = vmul(v, v)
-    lo = vfma_exact(v, v, vsub(vzero(), h))
-    e0 = _vexp_neg_f32(vmul(vsub(vzero(), h), half))
-    e = vfnma(e0, vmul(lo, half), e0)
-    z = vmul(vsub(vzero(), vneg_abs(v)), vsplat(_RSQRT2_F))
+def _erfc_f32(z, a, a_lo, one):
+    """(e, t) with erfc(z) = e t on 16 lanes, z >= 0 and z^2 = a + a_lo exactly (a_lo within
+    half an ulp of a): e = exp(-a) (1 - a_lo) (`_vexp_neg_f32`, 0 past a = 87), t = erfcx(z) as
+    `_ERFCX_F32`'s p(y) / (z + L), y = (z - L) / (z + L) (z up to 9.5)."""
+    e0 = _vexp_neg_f32(vsub(vzero(), a))
+    e = vfnma(e0, a_lo, e0)
     r = vdiv(one, vadd(z, vsplat(_L_F)))
     y = vmul(vsub(z, vsplat(_L_F)), r)
     p = vsplat(_ERFCX_F32[0])
@@ -258,9 +267,22 @@ def _gelu_lanes(v, one, half):
     p = vfma(p, y, vsplat(_ERFCX_F32[7]))
     p = vfma(p, y, vsplat(_ERFCX_F32[8]))
     p = vfma(p, y, vsplat(_ERFCX_F32[9]))
+    return e, vmul(p, r)
+
+
+@njit(inline="always")
+def _gelu_lanes(v, one, half):
+    """x Phi(x) on 16 float32 lanes, Phi = erfc(-x / sqrt 2) / 2 as the float64 kernel
+    (`gelu_erf`) takes it: exp(-x^2 / 2) from x^2 split exactly in two floats (h + l, one
+    fused multiply-add: the rounding of x^2 would cost |x|^2 / 2 ulps), erfcx(|x| / sqrt 2) by
+    `_ERFCX_F32`; Phi = erfc / 2 below zero, 1 - erfc / 2 above."""
+    h = vmul(v, v)
+    lo = vfma_exact(v, v, vsub(vzero(), h))
+    z = vmul(vsub(vzero(), vneg_abs(v)), vsplat(_RSQRT2_F))
+    e, pr = _erfc_f32(z, vmul(h, half), vmul(lo, half), one)
     # erfc / 2 = e (p r / 2); below zero x e first, so that no product but the last leaves
     # float32's normals (Phi(x) itself is subnormal below -12.9, x Phi(x) only below -13.2)
-    t = vmul(vmul(p, r), half)
+    t = vmul(pr, half)
     big = vwhere_nonneg(v, vmul(v, vsub(one, vmul(e, t))), vmul(vmul(v, e), t))
     # |x| <= 0.5: Phi = 1/2 + x (1 - x^2/6 + x^4/40 - x^6/336 + x^8/3456) / sqrt(2 pi), whose
     # next term is below 2e-8 of Phi there (1 - erfc / 2 would cancel to 0.5)
@@ -306,14 +328,67 @@ def gelu_erf_f32(t_lo, t_hi, x, out):
         if vany_below(lowest, far):
             _gelu_far(x, out, lo, j)
         if j < hi:
-            for i in range(j, hi):
-                pad[i - j] = x[i]
-            v = vload(pad, 0)
-            vstore(padded, 0, _gelu_lanes(v, one, half))
-            for i in range(j, hi):
-                out[i] = padded[i - j]
+            v = _tail_in(x, pad, j, hi)
+            _tail_out(out, padded, j, hi, _gelu_lanes(v, one, half))
             if vany_below(vneg_abs(v), far):
                 _gelu_far(x, out, j, hi)
+
+
+# erf(x) = 2/sqrt(pi) sum (-1)^n x^(2n+1) / (n! (2n + 1)), n = 0..8, for |x| < 3/4: the next
+# term is below 1e-9 of erf there
+_ERF_TAYLOR_F = tuple(
+    np.float32(2.0 / math.sqrt(math.pi) * (-1.0) ** n / (math.factorial(n) * (2 * n + 1))) for n in range(9)
+)
+_ERF_SMALL_F = np.float32(-0.75)  # |x| within: erf by its Taylor series
+_ERF_C0_HI = np.float32(2.0 / math.sqrt(math.pi))
+_ERF_C0_LO = np.float32(2.0 / math.sqrt(math.pi) - float(_ERF_C0_HI))
+_ERF_ONE_F = np.float32(-9.0)  # |x| beyond: erf is +-1 in float32 (erfc(9) = 4e-37)
+
+
+@njit(inline="always")
+def _erf_lanes(v, one):
+    """erf(x) on 16 float32 lanes: its Taylor series in x^2 within 3/4, else +-(1 - erfc(|x|))
+    by `_erfc_f32` (erfc <= 0.29 there: the subtraction loses under 2 bits), +-1 beyond 9."""
+    h = vmul(v, v)
+    lo = vfma_exact(v, v, vsub(vzero(), h))
+    z = vsub(vzero(), vneg_abs(v))
+    e, t = _erfc_f32(z, h, lo, one)
+    big = vsub(one, vmul(e, t))
+    q = vsplat(_ERF_TAYLOR_F[8])
+    q = vfma(q, h, vsplat(_ERF_TAYLOR_F[7]))
+    q = vfma(q, h, vsplat(_ERF_TAYLOR_F[6]))
+    q = vfma(q, h, vsplat(_ERF_TAYLOR_F[5]))
+    q = vfma(q, h, vsplat(_ERF_TAYLOR_F[4]))
+    q = vfma(q, h, vsplat(_ERF_TAYLOR_F[3]))
+    q = vfma(q, h, vsplat(_ERF_TAYLOR_F[2]))
+    q = vfma(q, h, vsplat(_ERF_TAYLOR_F[1]))
+    # x (c0 + x^2 q) with c0 = 2 / sqrt(pi) in two floats: x c0's one rounding, so that small x
+    # (the most float32 values) give 2x / sqrt(pi) rounded, where one float32 c0 (off by 0.27
+    # ulps) moved a third of them
+    small = vfma_exact(v, vsplat(_ERF_C0_HI), vmul(v, vfma(q, h, vsplat(_ERF_C0_LO))))
+    nz = vneg_abs(v)
+    small = vwhere_below(nz, vzero(), small, v)  # a zero keeps its sign (-0 c0 + -0 c0_lo is +0)
+    big = vwhere_below(nz, vsplat(_ERF_ONE_F), one, big)
+    return vwhere_below(nz, vsplat(_ERF_SMALL_F), vwhere_nonneg(v, big, vsub(vzero(), big)), small)
+
+
+@njit(fastmath=_FM, error_model="numpy")
+def erf_f32(t_lo, t_hi, x, out):
+    """out = erf(x) in float32 arithmetic, 16 lanes a step (`_erf_lanes`): within 1.92 ulps of
+    the exact value for every float32 input (tools/sweep_f32.py checks all 2^32). A task's last
+    partial vector goes through a padded one."""
+    one = vsplat(_ONE_F)
+    pad = np.zeros(LANES, np.float32)
+    padded = np.empty(LANES, np.float32)
+    for t in range(t_lo, t_hi):
+        lo = t * BLOCK
+        hi = min(x.size, lo + BLOCK)
+        j = lo
+        while j + LANES <= hi:
+            vstore(out, j, _erf_lanes(vload(x, j), one))
+            j += LANES
+        if j < hi:
+            _tail_out(out, padded, j, hi, _erf_lanes(_tail_in(x, pad, j, hi), one))
 
 
 @njit(fastmath=_FM, error_model="numpy")
@@ -398,6 +473,7 @@ def warm() -> None:
     gelu_erf_f32(0, 1, x, np.empty_like(x))
     gelu_tanh(0, 1, x, np.empty_like(x))
     erf(0, 1, x, np.empty_like(x))
+    erf_f32(0, 1, x, np.empty_like(x))
     hswish(0, 1, x, np.empty_like(x))
     hsigmoid(0, 1, x, np.empty_like(x))
     relu_inplace(0, 1, x.copy())
