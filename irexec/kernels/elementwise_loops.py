@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import special
 from .jit import njit
-from .normalize_loops import _EXP_LOW_F, _vexp_neg_f32, exp_neg_short
+from .normalize_loops import EXP_LOW_F, exp_neg_short, vexp_neg_f32
 from .normalize_loops import exp_neg as _exp_neg
 from .simd import (
     LANES,
@@ -113,9 +113,9 @@ def _tail_out(out, padded, lo, hi, value):
 
 @njit(inline="always")
 def _swish_lanes(v, one):
-    """v / (1 + e) for v >= 0, v e / (1 + e) below, e = exp(-|v|) in float32 (`_vexp_neg_f32`,
+    """v / (1 + e) for v >= 0, v e / (1 + e) below, e = exp(-|v|) in float32 (`vexp_neg_f32`,
     0 below -87), 16 lanes: one float32 rounding per step."""
-    e = _vexp_neg_f32(vneg_abs(v))
+    e = vexp_neg_f32(vneg_abs(v))
     return vdiv(vwhere_nonneg(v, v, vmul(v, e)), vadd(one, e))
 
 
@@ -125,7 +125,7 @@ def _swish_far(x, out, lo, hi):
     is 1 in float64 there): x e^x is a normal float32 down to -88.7 and a subnormal one to -103."""
     for i in range(lo, hi):
         v = np.float64(x[i])
-        if v < _EXP_LOW_F:
+        if v < EXP_LOW_F:
             out[i] = v * _exp_neg(v)
 
 
@@ -138,7 +138,7 @@ def swish_f32(t_lo, t_hi, x, out):
     looks for them after its vectors) take x e^x in float64. A task's last partial vector goes
     through a padded one, so every element's bits depend on its value only."""
     one = vsplat(_ONE_F)
-    low = vsplat(_EXP_LOW_F)
+    low = vsplat(EXP_LOW_F)
     pad = np.zeros(LANES, np.float32)
     padded = np.empty(LANES, np.float32)
     for t in range(t_lo, t_hi):
@@ -251,9 +251,9 @@ _PHI_F = tuple(
 @njit(inline="always")
 def _erfc_f32(z, a, a_lo, one):
     """(e, t) with erfc(z) = e t on 16 lanes, z >= 0 and z^2 = a + a_lo exactly (a_lo within
-    half an ulp of a): e = exp(-a) (1 - a_lo) (`_vexp_neg_f32`, 0 past a = 87), t = erfcx(z) as
+    half an ulp of a): e = exp(-a) (1 - a_lo) (`vexp_neg_f32`, 0 past a = 87), t = erfcx(z) as
     `_ERFCX_F32`'s p(y) / (z + L), y = (z - L) / (z + L) (z up to 9.5)."""
-    e0 = _vexp_neg_f32(vsub(vzero(), a))
+    e0 = vexp_neg_f32(vsub(vzero(), a))
     e = vfnma(e0, a_lo, e0)
     r = vdiv(one, vadd(z, vsplat(_L_F)))
     y = vmul(vsub(z, vsplat(_L_F)), r)

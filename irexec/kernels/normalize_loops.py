@@ -199,7 +199,7 @@ _LN2_LO_F = _F(math.log(2.0) - 0.693359375)
 _SHIFT_F = _F(12582912.0)  # 1.5 * 2^23: the bits of k + _SHIFT_F end in the integer k
 _SHIFT_BITS_F = np.int32(np.float32(12582912.0).view(np.int32))
 _XF = tuple(_F(1.0 / math.factorial(i)) for i in range(8))
-_EXP_LOW_F = _F(-87.0)  # exp(-87) = 1.6e-38, above float32's smallest normal: 2^k stays normal
+EXP_LOW_F = _F(-87.0)  # exp(-87) = 1.6e-38, above float32's smallest normal: 2^k stays normal
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
@@ -209,7 +209,7 @@ def exp_neg_f32(a):
     polynomial on |r| <= ln2/2 (truncation below 7e-9, a ninth of float32's ulp), 2^k built in
     the exponent bits. Within 2 ulps of the exact value (tests/test_ops_numpy.py sweeps it);
     eight float32 lanes per vector where `exp_neg` has four float64 ones."""
-    ac = max(a, _EXP_LOW_F)
+    ac = max(a, EXP_LOW_F)
     kb = ac * _LOG2E_F + _SHIFT_F
     k = kb - _SHIFT_F
     r = (ac - k * _LN2_HI_F) - k * _LN2_LO_F
@@ -221,7 +221,7 @@ def exp_neg_f32(a):
     p = p * r + _XF[1]
     p = p * r + _XF[0]
     e = p * _bits_f32((_float_bits(kb) - _SHIFT_BITS_F + 127) << 23)
-    return _F(0.0) if a < _EXP_LOW_F else e
+    return _F(0.0) if a < EXP_LOW_F else e
 
 
 @intrinsic
@@ -641,9 +641,9 @@ _POW2_BIAS = np.int32(_SHIFT_BITS_F - 127)
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
-def _vexp_neg_f32(a):
+def vexp_neg_f32(a):
     """`exp_neg_f32` on 16 lanes, its operations in its order (contracted alike)."""
-    low = vsplat(_EXP_LOW_F)
+    low = vsplat(EXP_LOW_F)
     ac = vabove(a, low)
     kb = vfma(ac, vsplat(_LOG2E_F), vsplat(_SHIFT_F))
     k = vsub(kb, vsplat(_SHIFT_F))
@@ -705,7 +705,7 @@ def _attention_exps_simd(s, p, off, keep, scale, top):
         return 0.0
     vs, vn = vsplat(np.float32(scale)), vsplat(-np.float32(m))
     for j in range(0, keep, LANES):
-        vstore(p, off + j, _vexp_neg_f32(vfma_exact(vload(s, off + j), vs, vn)))
+        vstore(p, off + j, vexp_neg_f32(vfma_exact(vload(s, off + j), vs, vn)))
     return 1.0 / _sum_f64(p, off, keep)
 
 

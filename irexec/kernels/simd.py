@@ -11,7 +11,7 @@ that loads one is marked `"min-legal-vector-width"="512"`, as clang marks functi
 splits the value into what the machine has: the same results. The multiply-add is `fmul` and
 `fadd` allowed to contract, as `fastmath={"contract"}` gives the other kernels: one fused
 multiply-add where the machine has it. The lane-wise steps of an exponential (`vfma_exact`,
-`vfnma`, `vsub`, `vabove`, `vzero_below`, `vpow2_bits`) let `normalize_loops._vexp_neg_f32`
+`vfnma`, `vsub`, `vabove`, `vzero_below`, `vpow2_bits`) let `normalize_loops.vexp_neg_f32`
 repeat the scalar `exp_neg_f32` on 16 lanes, its bits. `vfma2` and `vfma4` are the unrolled
 register kernels' common step: one scalar against two vectors, one vector against four.
 
