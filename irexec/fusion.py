@@ -1,4 +1,4 @@
-"""Exact patterns of several layers run as one step (the plan's `run_steps`; debugging tools
+"""Patterns of several layers run as one step (the plan's `run_steps`; debugging tools
 run the layers one by one, so every layer's value stays visible there). This module only
 matches patterns and rewrites steps; the fused steps' ops, with their numerical code, live with
 their families in `ops/` (RMSNorm in normalization.py, ThenRelu in activation.py,
@@ -19,6 +19,15 @@ six layers compute, rounding where they round (x*x, the mean, + eps, sqrt, 1/s a
 float32; the mean's sum in float64): the same bits, but for the last bit of a float64 sum whose
 order differs (as the unfused ReduceMean's numpy and kernel paths already differ), which moves
 the float32 mean only when it sits within 2^-53 of a rounding tie.
+
+Attention as ONNX exports write it (ops/attention.py's DecomposedAttention), all float32, every
+intermediate read by the next layer only (the Softmax's by the guard's two layers):
+
+    MatMul(q, k) [-> Multiply or Divide by a constant scalar] [-> Add(mask)] -> Softmax(last axis)
+    [-> Select(IsNaN(p), 0, p)] -> MatMul(p, v)
+
+Not the layers' bits: within float32 roundings of them (the scores' sums in another order, float32
+exponentials); a result with a NaN runs the layers.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ops.activation import ThenRelu
+from .ops.attention import DecomposedAttention
 from .ops.base import Sig
 from .ops.normalization import RMSNorm
 from .ops.pool import MaxPoolValues
@@ -120,9 +130,119 @@ def _rms_step(steps, chain: tuple, eps, x_key) -> Step:
     return Step(m.layer_id, op, Sig(("f32",), ("f32",), m.sig.static), (x_key,), m.outputs, release, m.expect)
 
 
+def _made_by(g: _Readers, key, type_: str, reads: int = 1) -> int | None:
+    """The step producing `key`, its only output, if it is a `type_` layer (numpy broadcasting,
+    when it broadcasts) whose result exactly `reads` steps (or results) read."""
+    i = g.producer.get(key)
+    if i is None or g.count.get(key) != reads:
+        return None
+    s = g.steps[i]
+    if s.op is None or s.op.TYPE != type_ or s.sig is None or s.outputs != (key,):
+        return None
+    return i if getattr(s.op, "auto_broadcast", "numpy") == "numpy" else None
+
+
+def _f32(step) -> bool:
+    return step.sig.outs == ("f32",)
+
+
+def _const_scalar(specs, key) -> float | None:
+    """A float32 constant of one element, as a float; None otherwise."""
+    v = specs[key].value
+    if v is None or specs[key].dtype != "f32" or np.asarray(v).size != 1:
+        return None
+    return float(np.asarray(v).reshape(-1)[0])
+
+
+def _plain_product(step) -> bool:
+    """A float32 MatMul of two operands whose first is not transposed."""
+    return step.op.TYPE == "MatMul" and _f32(step) and len(step.operands) == 2 and not step.op.transpose_a
+
+
+def _softmax_of(g: _Readers, specs, p_key) -> tuple[list[int], int] | None:
+    """(the steps from the Softmax to p_key's producer, the Softmax's index) when p_key is a
+    float32 Softmax over the last axis, or the NaN guard Select(IsNaN(p), 0, p) of one."""
+    steps = g.steps
+    sel_i = _made_by(g, p_key, "Select")
+    if sel_i is None:
+        sm_i = _made_by(g, p_key, "Softmax")
+        tail = []
+    else:
+        cond, zero, sm_key = steps[sel_i].operands
+        n_i = _made_by(g, cond, "IsNaN")
+        if n_i is None or steps[n_i].operands != (sm_key,) or _const_scalar(specs, zero) != 0.0:
+            return None
+        sm_i = _made_by(g, sm_key, "Softmax", reads=2)
+        tail = [n_i, sel_i]
+    if sm_i is None or not _f32(steps[sm_i]):
+        return None
+    shape = specs[steps[sm_i].operands[0]].shape
+    if shape is None or not shape or steps[sm_i].op.axis % len(shape) != len(shape) - 1:
+        return None
+    return [sm_i] + tail, sm_i
+
+
+def _attention_chain(g: _Readers, specs, m2_i: int):
+    """(the chain's step indices in run order, the mask's key or None, the scale, whether it
+    divides) when MatMul m2_i is p v of a decomposed attention (`ops.attention.
+    DecomposedAttention`), every intermediate read by the next layer only; None otherwise."""
+    steps = g.steps
+    m2 = steps[m2_i]
+    if not _plain_product(m2):
+        return None
+    found = _softmax_of(g, specs, m2.operands[0])
+    if found is None:
+        return None
+    tail, sm_i = found
+    chain, x_key, mask, scale, divide = [], steps[sm_i].operands[0], None, 1.0, False
+    a_i = _made_by(g, x_key, "Add")
+    if a_i is not None and _f32(steps[a_i]) and len(steps[a_i].operands) == 2:
+        for x, other in (steps[a_i].operands, steps[a_i].operands[::-1]):
+            if specs[other].dtype == "f32" and any(
+                _made_by(g, x, t) is not None for t in ("MatMul", "Multiply", "Divide")
+            ):
+                chain, x_key, mask = [a_i], x, other
+                break
+    for type_ in ("Multiply", "Divide"):
+        s_i = _made_by(g, x_key, type_)
+        if s_i is None or not _f32(steps[s_i]) or len(steps[s_i].operands) != 2:
+            continue
+        ops = steps[s_i].operands
+        for x, c in (ops, ops[::-1]) if type_ == "Multiply" else (ops,):
+            value = _const_scalar(specs, c)
+            if value is not None and value != 0.0 and np.isfinite(value):
+                chain, x_key, scale, divide = [s_i] + chain, x, value, type_ == "Divide"
+                break
+        break
+    m1_i = _made_by(g, x_key, "MatMul")
+    if m1_i is None or not _plain_product(steps[m1_i]):
+        return None
+    return [m1_i] + chain + tail + [m2_i], mask, scale, divide
+
+
+def _attention_step(steps, specs, chain: list[int], mask, scale: float, divide: bool) -> Step:
+    """One step at the second MatMul's place for the chain, releasing what the chain released."""
+    m1, m2 = steps[chain[0]], steps[chain[-1]]
+    inner = {k for i in chain[:-1] for k in steps[i].outputs}
+    operands = tuple(dict.fromkeys(k for i in chain for k in steps[i].operands if k not in inner))
+    release = tuple(dict.fromkeys(k for i in chain for k in steps[i].release if k not in inner))
+    roles = {
+        "q": operands.index(m1.operands[0]),
+        "k": operands.index(m1.operands[1]),
+        "v": operands.index(m2.operands[1]),
+        "mask": None if mask is None else operands.index(mask),
+        "kt": m1.op.transpose_b,
+        "vt": m2.op.transpose_b,
+    }
+    layers = tuple((steps[i].op, steps[i].sig, steps[i].operands, steps[i].outputs[0]) for i in chain)
+    op = DecomposedAttention(layers, operands, roles, scale, divide, tuple(steps[i].layer_id for i in chain))
+    sig = Sig(tuple(specs[k].dtype for k in operands), ("f32",), m2.sig.static)
+    return Step(m2.layer_id, op, sig, operands, m2.outputs, release, m2.expect)
+
+
 def fuse(steps: tuple, specs, results) -> tuple:
     """The steps with every exact RMSNorm chain replaced by one step at the Multiply's place,
-    MaxPools whose indices nothing reads computing values alone, and ReLUs applied in place on
+    decomposed attentions by one at their second MatMul's, MaxPools whose indices nothing reads computing values alone, and ReLUs applied in place on
     their only producer."""
     g = _Readers(steps, results)
     replace: dict[int, Step] = {}
@@ -138,7 +258,26 @@ def fuse(steps: tuple, specs, results) -> tuple:
                 drop.update(chain[:-1])
                 break
     steps = tuple(replace.get(i, s) for i, s in enumerate(steps) if i not in drop) if replace else steps
-    return _fuse_relu(_pool_values(steps, results), results)
+    return _fuse_relu(_pool_values(_fuse_attention(steps, specs, results), results), results)
+
+
+def _fuse_attention(steps: tuple, specs, results) -> tuple:
+    """The steps with every decomposed attention chain replaced by one step at its second
+    MatMul's place."""
+    g = _Readers(steps, results)
+    replace: dict[int, Step] = {}
+    drop: set[int] = set()
+    for m2_i, m2 in enumerate(steps):
+        if m2.op is None or m2.op.TYPE != "MatMul" or m2.sig is None:
+            continue
+        found = _attention_chain(g, specs, m2_i)
+        if found is not None and not drop.intersection(found[0]):
+            chain, mask, scale, divide = found
+            replace[m2_i] = _attention_step(steps, specs, chain, mask, scale, divide)
+            drop.update(chain[:-1])
+    if not replace:
+        return steps
+    return tuple(replace.get(i, s) for i, s in enumerate(steps) if i not in drop)
 
 
 def _pool_values(steps: tuple, results) -> tuple:

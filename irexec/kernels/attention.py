@@ -365,11 +365,13 @@ def _simd(
     m: MaskRows | None,
     keep: np.ndarray | None,
     threads: int,
+    rounded: int = 0,
 ) -> np.ndarray | None:
     """softmax(q k^T * scale [+ mask]) v by `normalize_loops.attention_simd_rows`, (batch, L,
     Ev), for float32 heads of up to SIMD_MAX_E embeddings whose rows each keep a prefix of the
     keys (no mask, causal, a boolean mask of prefixes) or add a float32 mask; None otherwise
-    (a boolean mask that is not a prefix, a row keeping no key: the BLAS blocks)."""
+    (a boolean mask that is not a prefix, a row keeping no key: the BLAS blocks). `rounded`:
+    how a float mask is added (`normalize_loops._plus_mask`)."""
     batch, length, e = q3.shape
     keys, ev = k3.shape[1], v3.shape[2]
     if q3.dtype != np.float32 or not keys or max(e, ev) > SIMD_MAX_E:
@@ -406,8 +408,36 @@ def _simd(
         parts,
         float(scale),
         fma_scale(q3, scale),
+        rounded,
     )
     return out
+
+
+def decomposed_attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, divide: bool, mask: np.ndarray | None
+) -> np.ndarray | None:
+    """softmax(q k^T * scale (or / scale when `divide`) + mask) v with float32 q, k, v (k (..., S,
+    E)) and an optional float32 mask, by the register rows, each scaled score and each sum with
+    the mask rounded to float32 as separate layers round them (`normalize_loops._plus_mask`; no
+    mask: a row of zeros, which adds nothing); None when the register rows do not take the case
+    or the kernels do not pay (the fused step's layers run: `ops.attention.DecomposedAttention`)."""
+    if not _batched(q, k, v) or q.dtype != np.float32 or max(q.shape[-1], v.shape[-1]) > SIMD_MAX_E:
+        return None
+    lead, length, keys, ev = q.shape[:-2], q.shape[-2], k.shape[-2], v.shape[-1]
+    nbytes = math.prod(lead) * length * keys * q.itemsize
+    if not keys or not jit.use(nbytes, SMALL_CALL_SAVING, FAMILY):
+        return None
+    batch, q3, k3, v3 = _flat_batch(q, k, v)
+    if mask is None:
+        m = MaskRows(np.zeros((1, keys), np.float32), np.zeros(batch * length, np.int64), False)
+    else:
+        ready = None if mask.dtype != np.float32 else prepared_mask(mask, lead, length, keys)
+        if ready is None:
+            return None
+        m = ready.m
+    wide = jit.threads_for(nbytes, SOFTMAX_COST * (1 + (q.shape[-1] + ev) / SIMD_EMBEDDINGS_COST))
+    out = _simd(q3, k3, v3, scale, False, m, None, wide, 2 if divide else 1)
+    return None if out is None else out.reshape(lead + (length, ev))
 
 
 # widest heads (query and value embeddings) `_simd` takes (see the module's docstring)

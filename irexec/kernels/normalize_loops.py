@@ -709,6 +709,25 @@ def _attention_exps_simd(s, p, off, keep, scale, top):
     return 1.0 / _sum_f64(p, off, keep)
 
 
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _rounded_scores(s, off, mk, moff, n, scale, rounded):
+    """The row s[off:off + n] as a decomposed attention's float32 layers make it (`irexec.
+    fusion`): each score times the float32 scale (rounded 1) or divided by it (2), plus the float
+    mask's row mk[moff:moff + n], each step rounded to float32, in place; returns the count up
+    to its last score that is not -inf."""
+    c = np.float32(scale)
+    if rounded == 1:
+        for j in range(n):
+            put(s, off + j, at(s, off + j) * c + at(mk, moff + j))
+    else:
+        for j in range(n):
+            put(s, off + j, at(s, off + j) / c + at(mk, moff + j))
+    keep = n
+    while keep > 0 and at(s, off + keep - 1) == -np.inf:
+        keep -= 1
+    return keep
+
+
 @njit(error_model="numpy", inline="always")
 def _head_buffers(kb, vb, kt, vbuf, sp, evp):
     """The keys kb (S, E) transposed into kt (E rows of sp floats; the columns past S stay 0);
@@ -732,7 +751,7 @@ def _head_buffers(kb, vb, kt, vbuf, sp, evp):
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy")
-def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, scale, fma):
+def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, scale, fma, rounded):
     """softmax(q k^T * scale [+ mask]) v for float32, eight query rows at a time (SIMD_ROWS)
     with the sums in 16-lane registers: their scores (`_scores4`, from the keys transposed),
     each row's exponentials and the reciprocal of their float64 sum as `_attention_exps_f32`
@@ -741,8 +760,10 @@ def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, s
     that float32 sum times the reciprocal, rounded once. Each row keeps a prefix of the keys,
     keep[row] (no mask, causal, or a boolean mask of prefixes); or, when mask has rows, row r
     adds mask[mask_row[r]] to its scaled scores (float), keeping them up to its last that is
-    not -inf. A row whose max is not finite takes `_softmax_row_out`'s probabilities (inv 1).
-    Task t is part t % parts of batch item t // parts: every parts-th group of rows from the
+    not -inf: in float64 (rounded 0), or with `rounded` 1 or 2 each step in float32 as separate
+    layers compute it (`_rounded_scores`), then the softmax of those values as the rows without
+    a mask take it (scale 1). A row whose max is not finite takes `_softmax_row_out`'s
+    probabilities (inv 1). Task t is part t % parts of batch item t // parts: every parts-th group of rows from the
     part's (alike in work under a causal mask); the keys are transposed once per batch item a
     call. The group's rows live in flat buffers (queries, scores, exponentials, sums) read by
     offsets, with no views in the loop, and each row's max is reduced in registers (`hmax`).
@@ -798,7 +819,7 @@ def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, s
                         p[off + j] = 0.0
                     continue
                 r = r0 + i
-                if added:
+                if added and rounded == 0:
                     got, kept = _added_mask_exps_f32(s, p, off, mf, mask_row[r] * n, width, scale)
                     if got == 0.0:
                         row, dst = s[off : off + width], p[off : off + width]
@@ -806,15 +827,20 @@ def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, s
                         _softmax_row_out(t64, kept, 1.0, False, e64, dst)
                         got = 1.0
                 else:
-                    kept = keep[r]
+                    kept, sc, fast = keep[r] if not added else 0, scale, quick
+                    if added:  # the layers' float32 values: then a softmax of them as they are
+                        kept = _rounded_scores(s, off, mf, mask_row[r] * n, width, scale, rounded)
+                        sc, fast = 1.0, True
                     got = 0.0
-                    if kept > 0 and quick:
-                        got = _attention_exps_simd(s, p, off, kept, scale, _finite_max_f32(s, off, kept))
-                    if got == 0.0:
+                    if kept > 0 and fast:
+                        got = _attention_exps_simd(s, p, off, kept, sc, _finite_max_f32(s, off, kept))
+                    if got == 0.0 and added and kept == 0:
+                        got = np.nan  # every key hidden: the layers' softmax gives NaN
+                    elif got == 0.0:
                         row, dst = s[off : off + width], p[off : off + width]
-                        got = _attention_exps_f32(row, kept, scale, fma, dst)
+                        got = _attention_exps_f32(row, kept, sc, fma or added, dst)
                         if got == 0.0:
-                            _softmax_row_out(row, kept, scale, False, e64, dst)
+                            _softmax_row_out(row, kept, sc, False, e64, dst)
                             got = 1.0
                 for j in range(kept, width):
                     p[off + j] = 0.0
@@ -1008,7 +1034,9 @@ def warm() -> None:
                 attention_masked_rows(0, 2, x, mask, rows, prefix, mask.dtype == np.bool_, out, 0.5, f32, f32, inv)
     q = np.ones((1, 2, 4), np.float32)
     rows = np.zeros(2, np.int64)
-    attention_simd_rows(0, 1, q, q, q, q.copy(), np.ones(2, np.int64), np.zeros((0, 1), np.float32), rows, 1, 0.5, True)
+    attention_simd_rows(
+        0, 1, q, q, q, q.copy(), np.ones(2, np.int64), np.zeros((0, 1), np.float32), rows, 1, 0.5, True, 0
+    )
     bytes_ = np.ones((1, 8), np.uint8)
     mask_bounds(bytes_, bytes_.view(np.uint64), np.zeros(1, np.int64), 8, np.empty(1, np.int64), np.empty(1, np.int64))
     x = np.ones((2, 8), np.float32)

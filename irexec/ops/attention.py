@@ -19,7 +19,13 @@ import numpy as np
 from .. import blas
 from ..dtypes import FLOAT_TYPES
 from ..errors import ShapeInferenceError
-from ..kernels.attention import attention, attention_masked_softmax_out, attention_numpy, attention_softmax_out
+from ..kernels.attention import (
+    attention,
+    attention_masked_softmax_out,
+    attention_numpy,
+    attention_softmax_out,
+    decomposed_attention,
+)
 from ..kernels.normalize import softmax, softmax_out
 from ..shapes import TensorSpec, broadcast_shapes, format_shape
 from .attrs import Attr
@@ -112,3 +118,62 @@ def _effective_mask(mask: np.ndarray, q: np.ndarray) -> np.ndarray | None:
     if mask.dtype.kind == "f" and mask.size == 1 and mask.ndim <= q.ndim and float(mask.reshape(-1)[0]) == 0.0:
         return None
     return mask
+
+
+class DecomposedAttention:
+    """A fused step (`irexec/fusion.py`): attention as separate layers compute it, MatMul(q, k)
+    [-> Multiply or Divide by a constant] [-> Add(mask)] -> Softmax(last axis) [-> the NaN guard
+    Select(IsNaN(p), 0, p)] -> MatMul(p, v), as ONNX exports of BERT-like models write it.
+    With the kernels, float32 heads of up to 64 embeddings go by the register rows
+    (`kernels.attention.decomposed_attention`): each score scaled and each mask value added are
+    rounded to float32 as the layers round them; the scores' own sums (float32, in another order
+    than BLAS's) and the softmax's float32 exponentials differ from the layers' by float32
+    roundings. The scores and probabilities never exist whole. A result with a NaN (a row whose
+    every key the mask hides, a NaN or infinite input), and every case the kernel does not
+    take, run the layers themselves: their values, NaN guard included."""
+
+    TYPE = "Attention (fused)"
+    FOLDABLE = False
+    KERNELS = ("normalize",)
+
+    def kernel_families(self) -> tuple[str, ...]:
+        return self.KERNELS
+
+    def __init__(self, inner: tuple, operands: tuple, roles: dict, scale: float, divide: bool, ids: tuple):
+        # inner: (op, sig, operand keys, output key) of each fused layer in order; operands:
+        # the step's operand keys; roles: the operand positions of "q", "k", "v" and "mask"
+        # (None: no mask) and whether q k and p v take their second operand transposed ("kt",
+        # "vt": MatMul's transpose_b)
+        self.inner = inner
+        self.operands = operands
+        self.roles = roles
+        self.scale = float(scale)
+        self.divide = divide
+        self.where = inner[-1][0].where
+        self.layers = ids  # the fused layers' ids, in order
+
+    def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
+        r = self.roles
+        q, k, v = inputs[r["q"]], inputs[r["k"]], inputs[r["v"]]
+        mask = None if r["mask"] is None else inputs[r["mask"]]
+        if q.ndim >= 3 and k.ndim >= 3 and v.ndim >= 3:
+            y = decomposed_attention(
+                q,
+                k if r["kt"] else np.swapaxes(k, -1, -2),
+                np.swapaxes(v, -1, -2) if r["vt"] else v,
+                self.scale,
+                self.divide,
+                mask,
+            )
+            if y is not None and not np.isnan(np.add.reduce(y.reshape(-1))):
+                return [y]
+        return [self._layers(inputs)]
+
+    def _layers(self, inputs: list[np.ndarray]) -> np.ndarray:
+        """The fused layers, one by one."""
+        env = dict(zip(self.operands, inputs))
+        y = None
+        for op, sig, operands, out in self.inner:
+            (y,) = op.compute([env[key] for key in operands], sig)
+            env[out] = y
+        return y
