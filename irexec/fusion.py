@@ -39,7 +39,7 @@ from .ops.attention import DecomposedAttention
 from .ops.base import Sig
 from .ops.normalization import RMSNorm
 from .ops.pool import MaxPoolValues
-from .steps import Step
+from .steps import Step, releases
 
 RELU_PRODUCERS = ("Convolution", "GroupConvolution", "MatMul", "Add")
 
@@ -221,11 +221,10 @@ def _attention_chain(g: _Readers, specs, m2_i: int):
 
 
 def _attention_step(steps, specs, chain: list[int], mask, scale: float, divide: bool) -> Step:
-    """One step at the second MatMul's place for the chain, releasing what the chain released."""
+    """One step at the second MatMul's place for the chain."""
     m1, m2 = steps[chain[0]], steps[chain[-1]]
     inner = {k for i in chain[:-1] for k in steps[i].outputs}
     operands = tuple(dict.fromkeys(k for i in chain for k in steps[i].operands if k not in inner))
-    release = tuple(dict.fromkeys(k for i in chain for k in steps[i].release if k not in inner))
     roles = {
         "q": operands.index(m1.operands[0]),
         "k": operands.index(m1.operands[1]),
@@ -237,7 +236,7 @@ def _attention_step(steps, specs, chain: list[int], mask, scale: float, divide: 
     layers = tuple((steps[i].op, steps[i].sig, steps[i].operands, steps[i].outputs[0]) for i in chain)
     op = DecomposedAttention(layers, operands, roles, scale, divide, tuple(steps[i].layer_id for i in chain))
     sig = Sig(tuple(specs[k].dtype for k in operands), ("f32",), m2.sig.static)
-    return Step(m2.layer_id, op, sig, operands, m2.outputs, release, m2.expect)
+    return Step(m2.layer_id, op, sig, operands, m2.outputs, (), m2.expect)  # releases: `_fuse_attention`
 
 
 def fuse(steps: tuple, specs, results) -> tuple:
@@ -277,7 +276,14 @@ def _fuse_attention(steps: tuple, specs, results) -> tuple:
             drop.update(chain[:-1])
     if not replace:
         return steps
-    return tuple(replace.get(i, s) for i, s in enumerate(steps) if i not in drop)
+    steps = tuple(replace.get(i, s) for i, s in enumerate(steps) if i not in drop)
+    # a chain's first operands are read at its last step's place now: after the steps between,
+    # which may have been their last readers (a KV cache's keys, also written to their variable)
+    last = releases([(s.operands, s.outputs) for s in steps], results)
+    return tuple(
+        Step(s.layer_id, s.op, s.sig, s.operands, s.outputs, tuple(last.get(i, ())), s.expect)
+        for i, s in enumerate(steps)
+    )
 
 
 def _pool_values(steps: tuple, results) -> tuple:
