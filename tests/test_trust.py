@@ -454,6 +454,28 @@ def test_values_of_the_feed_shapes_are_remembered_and_stay_the_callers(tmp_path)
     np.testing.assert_array_equal(m.infer({"x": np.zeros((7, 3), np.float32)})["shape"], [7, 3])
 
 
+def test_a_dynamic_input_checked_once_per_shape_still_refuses_other_feeds(tmp_path):
+    """A dynamic input's shapes that passed the checks skip them next time (`Model._fast_feeds`);
+    another rank, a dim outside the bounds, another dtype, a non-native byte order and a shape
+    above the limits are still refused, and a list is still cast when asked."""
+    m = irexec.load(_shape_only_model(tmp_path), shapes={"x": "1..6,3"}, limits=irexec.Limits(max_tensor_bytes=60))
+    x = np.ones((4, 3), np.float32)
+    for _ in range(2):
+        np.testing.assert_array_equal(m.infer({"x": x})["shape"], [4, 3])
+    for bad, says in (
+        (np.ones((4, 3, 1), np.float32), "rank"),
+        (np.ones((7, 3), np.float32), "dim 0 is 7"),
+        (np.ones((4, 3), np.float64), "dtype"),
+        (np.ones((6, 3), np.float32), "limit"),  # 72 bytes: within the bounds, above the limit
+    ):
+        with pytest.raises(irexec.IRExecError, match=says):
+            m.infer({"x": bad})
+    swapped = x.astype(">f4")
+    np.testing.assert_array_equal(m.infer({"x": swapped})["y"], m.infer({"x": x})["y"])
+    with pytest.warns(irexec.DtypeConversionWarning):
+        np.testing.assert_array_equal(m.infer({"x": [[1.0, 2.0, 3.0]] * 4}, convert_dtypes=True)["shape"], [4, 3])
+
+
 def _rms_model(tmp_path, rows=None):
     """LLaMA's RMSNorm as OpenVINO writes it, then a MatMul."""
     n = Net("rms")
