@@ -50,6 +50,11 @@ def _wide(x: np.ndarray) -> np.ndarray:
 # kernels, which beat one packed product of the merged rows (measured 68 against 85 us for
 # (32, 49, 64) @ (64, 64)); above that both run the same packed kernels, with the same sums
 SMALL_PRODUCT = 100**3
+# single-row batches merge from this many rows whatever the size: a matrix-vector product each
+# costs more than one small product of them all (medians, one thread: (197, 1, 32) @ (32, 96),
+# ViT's attention projections, 49 -> 16 us; (50, 1, 32) @ (32, 96) 13 -> 6; (8, 1, 64) @ (64, 64)
+# 2.8 either way; (4, 1, 8) @ (8, 8) 1.2 batched, 2.0 merged)
+MERGED_SINGLE_ROWS = 16
 
 
 def _one_product(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
@@ -58,12 +63,16 @@ def _one_product(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     product should run. np.matmul takes a 2-D b against a batched a as one product per batch:
     (1, 56, 56, 96) @ (96, 384) was 56 products of 56 rows (1.2-4.4x slower, one thread). The
     merged product gives the same bits above SMALL_PRODUCT; single-row batches (a matrix-vector
-    product each, 6x slower) merge too, and give sums in BLAS's matrix-product order. A 2-D a
-    against a batched b stays batched: merging would copy b (measured 1.5-4x slower)."""
+    product each, 6x slower) merge from MERGED_SINGLE_ROWS rows, and give sums in BLAS's
+    matrix-product order. A 2-D a against a batched b stays batched: merging would copy b
+    (measured 1.5-4x slower)."""
     if a.ndim < 3 or b.ndim < 2 or math.prod(b.shape[:-2]) != 1:
         return None
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    if m * k * n <= SMALL_PRODUCT and (m > 1 or math.prod(a.shape[:-1]) * k * n <= SMALL_PRODUCT):
+    if m > 1 and m * k * n <= SMALL_PRODUCT:
+        return None
+    count = math.prod(a.shape[:-1])
+    if m == 1 and count < MERGED_SINGLE_ROWS and count * k * n <= SMALL_PRODUCT:
         return None
     try:
         rows = np.reshape(a, (-1, k), copy=False)
