@@ -420,3 +420,44 @@ def test_windows_that_do_not_overlap_keep_the_columns(kernels, k, s):
     x = R.standard_normal((1, 4, 8, 8)).astype(np.float32)
     w = R.standard_normal((5, 4, *k)).astype(np.float32)
     assert kc._simd(x, w, _window(x.shape, w.shape, s, (1, 1), (0, 0), (0, 0))) is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "shape,k",
+    [
+        ((1, 3, 32, 32), (16, 16)),  # ViT's patch embedding
+        ((2, 3, 30, 37), (4, 8)),  # two items, a partial patch cropped at the bottom and right
+        ((1, 5, 18, 27), (2, 9)),
+    ],
+)
+def test_patches_tiling_the_input_are_rows_of_their_pixels(kernels, monkeypatch, dtype, shape, k):
+    """Windows that tile the input (strides equal to the kernel, no pads) run as the patches'
+    rows times the filters (`conv._patches`), with the kernels and in numpy: the same bits both
+    ways, the float64 oracle's values within the data type's rounding, NaN where a patch has one.
+    Narrower patches keep the columns path."""
+    from irexec.kernels import conv as kc
+
+    calls = []
+    real = kc._patches
+    monkeypatch.setattr(kc, "_patches", lambda *a: calls.append(1) or real(*a))
+    x = R.standard_normal(shape).astype(dtype)
+    x[0, 1, 2, 3] = np.nan
+    w = R.standard_normal((6, shape[1], *k)).astype(dtype)
+    attrs = {"strides": list(k), "dilations": [1, 1], "pads_begin": [0, 0], "pads_end": [0, 0]}
+    (got,) = run_op("Convolution", "opset1", [x, w], **attrs)
+    want, _ = _numpy_path_agrees("Convolution", [x, w], attrs, got, dtype)
+    np.testing.assert_array_equal(got, want)
+    assert len(calls) == 2
+    oh, ow = shape[2] // k[0], shape[3] // k[1]
+    crop = x[:, :, : oh * k[0], : ow * k[1]].astype(np.float64).reshape(shape[0], shape[1], oh, k[0], ow, k[1])
+    oracle = np.einsum("ncxayb,ocab->noxy", crop, w.astype(np.float64))
+    # a dot product of K terms in the data type: within K eps of the sum of its terms' sizes
+    bound = w[0].size * np.finfo(dtype).eps * np.einsum("ncxayb,ocab->noxy", np.abs(crop), np.abs(w))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(oracle))
+    finite = ~np.isnan(oracle)
+    assert np.isnan(oracle).any() and np.all(np.abs(got - oracle)[finite] <= bound[finite])
+    assert (
+        kc._patches(x, w[..., :, :4], _window(x.shape, (6, shape[1], k[0], 4), (k[0], 4), (1, 1), (0, 0), (0, 0)))
+        is None
+    )
