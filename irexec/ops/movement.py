@@ -87,8 +87,11 @@ class Squeeze(Op):
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data = inputs[0]
         axes = None if len(inputs) == 1 or inputs[1].size == 0 else inputs[1]
-        kept = self._kept(TensorSpec("f32", data.shape), axes)
-        return [data.reshape(tuple(data.shape[i] for i in kept))]
+        key = (data.shape,) if axes is None else (data.shape, axes.dtype.char, axes.tobytes())
+        return [data.reshape(self.remembered("shape", key, lambda: self._squeezed(data.shape, axes)))]
+
+    def _squeezed(self, shape: tuple[int, ...], axes: np.ndarray | None) -> tuple[int, ...]:
+        return tuple(shape[i] for i in self._kept(TensorSpec("f32", shape), axes))
 
 
 @register
@@ -115,7 +118,9 @@ class Unsqueeze(Op):
         return [TensorSpec(data.dtype, self._unsqueezed(data.shape, axes))]
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
-        return [inputs[0].reshape(self._unsqueezed(inputs[0].shape, inputs[1]))]
+        data, axes = inputs
+        key = (data.shape, axes.dtype.char, axes.tobytes())
+        return [data.reshape(self.remembered("shape", key, lambda: self._unsqueezed(data.shape, axes)))]
 
 
 @register
