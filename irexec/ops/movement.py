@@ -216,7 +216,10 @@ class Transpose(Op):
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, order = inputs
-        return [np.transpose(data, self._order(order.reshape(-1).tolist(), data.ndim))]
+        key = (data.ndim, order.dtype.char, order.tobytes())
+        return [
+            data.transpose(self.remembered("order", key, lambda: self._order(order.reshape(-1).tolist(), data.ndim)))
+        ]
 
 
 @register
