@@ -40,6 +40,7 @@ import numpy as np
 from .. import blas
 from . import jit
 from .normalize import FAMILY, SMALL_CALL_SAVING, SOFTMAX_COST, over_rows, rows_path, softmax
+from .normalize import loops as _loops
 
 # queries x keys of at least this many scores per batch item go by query blocks
 BLOCKED_MIN_SCORES = 1 << 14
@@ -166,20 +167,6 @@ def prepared_mask(mask: np.ndarray, lead: tuple[int, ...], length: int, n: int) 
             _prepared.pop(next(iter(_prepared)))
         _prepared[key] = (data, ready)
     return ready
-
-
-def _loops():
-    """The kernels' module, imported once the kernels run (a function-level import statement
-    costs 0.4 us a call, where this costs 0.03)."""
-    global _kernel_module
-    if _kernel_module is None:
-        from . import normalize_loops
-
-        _kernel_module = normalize_loops
-    return _kernel_module
-
-
-_kernel_module = None
 
 
 def fma_scale(scores: np.ndarray, scale: float) -> bool:
@@ -371,7 +358,7 @@ def _simd(
     Ev), for float32 heads of up to SIMD_MAX_E embeddings whose rows each keep a prefix of the
     keys (no mask, causal, a boolean mask of prefixes) or add a float32 mask; None otherwise
     (a boolean mask that is not a prefix, a row keeping no key: the BLAS blocks). `rounded`:
-    how a float mask is added (`normalize_loops._plus_mask`)."""
+    how a float mask is added (0: in float64; 1 or 2: `normalize_loops._rounded_scores`)."""
     batch, length, e = q3.shape
     keys, ev = k3.shape[1], v3.shape[2]
     if q3.dtype != np.float32 or not keys or max(e, ev) > SIMD_MAX_E:
@@ -418,7 +405,7 @@ def decomposed_attention(
 ) -> np.ndarray | None:
     """softmax(q k^T * scale (or / scale when `divide`) + mask) v with float32 q, k, v (k (..., S,
     E)) and an optional float32 mask, by the register rows, each scaled score and each sum with
-    the mask rounded to float32 as separate layers round them (`normalize_loops._plus_mask`; no
+    the mask rounded to float32 as separate layers round them (`normalize_loops._rounded_scores`; no
     mask: a row of zeros, which adds nothing); None when the register rows do not take the case
     or the kernels do not pay (the fused step's layers run: `ops.attention.DecomposedAttention`)."""
     if not _batched(q, k, v) or q.dtype != np.float32 or max(q.shape[-1], v.shape[-1]) > SIMD_MAX_E:

@@ -151,7 +151,8 @@ class MVN6(_SameShape):
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x, axes = inputs
-        norm = normalize_axes(axes, x.ndim)
+        key = (x.ndim, axes.dtype.char, axes.tobytes())
+        norm = self.remembered("axes", key, lambda: normalize_axes(axes, x.ndim))
         fast = _trailing_kernel(x, norm, self.eps, self.eps_mode == "inside_sqrt", self.normalize_variance, sig)
         if fast is not None:
             return [fast]
