@@ -154,6 +154,26 @@ def test_masks_of_every_row_and_scattered_hidden_keys(tmp_path, jit_mode, kernel
     np.testing.assert_allclose(got, layers, rtol=0, atol=2e-6)
 
 
+def test_a_mask_that_widens_the_scores_runs_the_layers(tmp_path, jit_mode, kernel_calls):
+    """A mask with batch items of its own (the scores' batch is 1) widens the Add's result: the
+    layers broadcast it, and the fused step runs them."""
+    n = Net("wide")
+    q = n.param("q", "f32", (1, H, L, E))
+    k = n.param("k", "f32", (1, H, E, S))
+    v = n.param("v", "f32", (1, H, S, E))
+    mask = n.param("mask", "f32", (B, 1, 1, S))
+    scores = n.op("Add", [n.op("MatMul", [q, k], out_dims=[1, H, L, S]), mask], out_dims=[B, H, L, S])
+    p = n.op("SoftMax", [scores], {"axis": "3"}, version="opset8", out_dims=[B, H, L, S])
+    n.result(n.op("MatMul", [p, v], out_dims=[B, H, L, E]), "y")
+    m = irexec.load(n.save(tmp_path / "wide.xml"))
+    assert _fused(m)
+    feeds = {name: value[:1] for name, value in _feeds(4).items() if name != "mask"}
+    feeds["mask"] = _feeds(4)["mask"]
+    got = m.infer(feeds)["y"]
+    np.testing.assert_array_equal(got, m.infer(feeds, outputs="all")["y"])
+    assert got.shape == (B, H, L, E) and kernel_calls == [False]
+
+
 @pytest.mark.parametrize("guard", [True, False])
 def test_a_row_without_keys_gives_the_layers_values(tmp_path, jit_mode, kernel_calls, guard):
     """The second batch item's mask hides every key: its softmax rows are NaN, which the guard

@@ -418,10 +418,16 @@ def decomposed_attention(
     if mask is None:
         m = MaskRows(np.zeros((1, keys), np.float32), np.zeros(batch * length, np.int64), False)
     else:
-        ready = None if mask.dtype != np.float32 else prepared_mask(mask, lead, length, keys)
-        if ready is None:
+        # a float mask's rows as they are (`prepared_mask` would copy and compare its bytes to
+        # remember bounds that only boolean masks have: 1 MB a layer at 512 tokens)
+        scores = lead + (length, keys)
+        if mask.dtype != np.float32 or mask.ndim > len(scores):
             return None
-        m = ready.m
+        if any(d not in (1, t) for d, t in zip(mask.shape[::-1], scores[::-1])):
+            return None  # the mask adds to the scores' shape: the layers broadcast it
+        m = mask_rows(mask, lead, length, keys)
+        if m is None:
+            return None
     wide = jit.threads_for(nbytes, SOFTMAX_COST * (1 + (q.shape[-1] + ev) / SIMD_EMBEDDINGS_COST))
     out = _simd(q3, k3, v3, scale, False, m, None, wide, 2 if divide else 1)
     return None if out is None else out.reshape(lead + (length, ev))
