@@ -892,6 +892,23 @@ def test_attention_masked_softmax_kernel_matches_the_numpy_path(kernels, dtype, 
     close(got, want.astype(np.float64), rtol=1e-6 if dtype == np.float32 else 1e-13, atol=1e-7)
 
 
+@pytest.mark.parametrize("length", [6, 150])  # the register rows' case; the query blocks'
+def test_attention_mask_with_batch_items_of_its_own_broadcasts(kernels, length):
+    """A mask whose batch dims widen the scores' ((3, 1, L, L) against (1, 2, L, L)) is left to
+    the whole-tensor paths, which broadcast it: the numpy path's result, (3, 2, L, 5) (the
+    kernels' mask rows had raised a broadcast error)."""
+    q, k, v = (
+        R.standard_normal(s).astype(np.float32) for s in ((1, 2, length, 8), (1, 2, length, 8), (1, 2, length, 5))
+    )
+    mask = R.standard_normal((3, 1, length, length)).astype(np.float32)
+    (got,) = run_op("ScaledDotProductAttention", "opset13", [q, k, v, mask], const=())
+    config.JIT = "never"
+    (want,) = run_op("ScaledDotProductAttention", "opset13", [q, k, v, mask], const=())
+    config.JIT = "always"
+    assert got.shape == want.shape == (3, 2, length, 5)
+    close(got, want.astype(np.float64), rtol=1e-6, atol=1e-7)
+
+
 def _answers(monkeypatch, target: str, real) -> list[bool]:
     """Replace `target` (real) with a spy: the list of whether each call answered (not None)."""
     calls: list[bool] = []

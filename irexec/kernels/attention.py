@@ -68,7 +68,8 @@ class MaskRows(NamedTuple):
 
 def mask_rows(mask: np.ndarray, lead: tuple[int, ...], length: int, n: int) -> MaskRows | None:
     """The mask (broadcasting against scores of batch dims `lead` and (length, n)) as rows, or
-    None when it adds batch dims of its own or is not boolean/float."""
+    None when it widens the scores' shape (dims of its own, which the whole-tensor paths
+    broadcast) or is not boolean/float."""
     if mask.dtype not in (np.bool_, np.float16, np.float32, np.float64):
         return None
     if mask.ndim < 2:
@@ -78,6 +79,8 @@ def mask_rows(mask: np.ndarray, lead: tuple[int, ...], length: int, n: int) -> M
     if mask.ndim - 2 > len(lead):
         return None
     mlead = (1,) * (len(lead) - (mask.ndim - 2)) + mask.shape[:-2]
+    if any(d not in (1, t) for d, t in zip(mlead + mask.shape[-2:], lead + (length, n))):
+        return None
     # the mask's own rows (a mask broadcast over the queries keeps one row, over the keys is
     # widened to n), and each score row's
     height = mask.shape[-2]
@@ -420,13 +423,8 @@ def decomposed_attention(
     else:
         # a float mask's rows as they are (`prepared_mask` would copy and compare its bytes to
         # remember bounds that only boolean masks have: 1 MB a layer at 512 tokens)
-        scores = lead + (length, keys)
-        if mask.dtype != np.float32 or mask.ndim > len(scores):
-            return None
-        if any(d not in (1, t) for d, t in zip(mask.shape[::-1], scores[::-1])):
-            return None  # the mask adds to the scores' shape: the layers broadcast it
-        m = mask_rows(mask, lead, length, keys)
-        if m is None:
+        m = None if mask.dtype != np.float32 else mask_rows(mask, lead, length, keys)
+        if m is None:  # (a mask that widens the scores: the layers broadcast it)
             return None
     wide = jit.threads_for(nbytes, SOFTMAX_COST * (1 + (q.shape[-1] + ev) / SIMD_EMBEDDINGS_COST))
     out = _simd(q3, k3, v3, scale, False, m, None, wide, 2 if divide else 1)
