@@ -59,18 +59,21 @@ class _Readers:
         for key in [k for s in steps for k in s.operands] + list(results):
             self.count[key] = self.count.get(key, 0) + 1
 
-    def only(self, key, type_: str) -> int | None:
-        """The step producing `key` if it is a numpy-broadcasting `type_` layer whose float32
-        result only one step reads."""
+    def made_by(self, key, type_: str, reads: int = 1) -> int | None:
+        """The step producing `key`, its only output, if it is a `type_` layer (numpy
+        broadcasting, when it broadcasts) whose result exactly `reads` steps (or results) read."""
         i = self.producer.get(key)
-        if i is None or self.count.get(key) != 1:
+        if i is None or self.count.get(key) != reads:
             return None
         s = self.steps[i]
-        if s.op is None or s.op.TYPE != type_ or s.sig is None or s.sig.outs != ("f32",) or key != s.outputs[0]:
+        if s.op is None or s.op.TYPE != type_ or s.sig is None or s.outputs != (key,):
             return None
-        if getattr(s.op, "auto_broadcast", "numpy") != "numpy":
-            return None
-        return i
+        return i if getattr(s.op, "auto_broadcast", "numpy") == "numpy" else None
+
+    def only(self, key, type_: str) -> int | None:
+        """`made_by` for a float32 result that only one step reads."""
+        i = self.made_by(key, type_)
+        return i if i is not None and self.steps[i].sig.outs == ("f32",) else None
 
 
 def _f32_product(step) -> bool:
@@ -130,18 +133,6 @@ def _rms_step(steps, chain: tuple, eps, x_key) -> Step:
     return Step(m.layer_id, op, Sig(("f32",), ("f32",), m.sig.static), (x_key,), m.outputs, release, m.expect)
 
 
-def _made_by(g: _Readers, key, type_: str, reads: int = 1) -> int | None:
-    """The step producing `key`, its only output, if it is a `type_` layer (numpy broadcasting,
-    when it broadcasts) whose result exactly `reads` steps (or results) read."""
-    i = g.producer.get(key)
-    if i is None or g.count.get(key) != reads:
-        return None
-    s = g.steps[i]
-    if s.op is None or s.op.TYPE != type_ or s.sig is None or s.outputs != (key,):
-        return None
-    return i if getattr(s.op, "auto_broadcast", "numpy") == "numpy" else None
-
-
 def _f32(step) -> bool:
     return step.sig.outs == ("f32",)
 
@@ -163,16 +154,16 @@ def _softmax_of(g: _Readers, specs, p_key) -> tuple[list[int], int] | None:
     """(the steps from the Softmax to p_key's producer, the Softmax's index) when p_key is a
     float32 Softmax over the last axis, or the NaN guard Select(IsNaN(p), 0, p) of one."""
     steps = g.steps
-    sel_i = _made_by(g, p_key, "Select")
+    sel_i = g.made_by(p_key, "Select")
     if sel_i is None:
-        sm_i = _made_by(g, p_key, "Softmax")
+        sm_i = g.made_by(p_key, "Softmax")
         tail = []
     else:
         cond, zero, sm_key = steps[sel_i].operands
-        n_i = _made_by(g, cond, "IsNaN")
+        n_i = g.made_by(cond, "IsNaN")
         if n_i is None or steps[n_i].operands != (sm_key,) or _const_scalar(specs, zero) != 0.0:
             return None
-        sm_i = _made_by(g, sm_key, "Softmax", reads=2)
+        sm_i = g.made_by(sm_key, "Softmax", reads=2)
         tail = [n_i, sel_i]
     if sm_i is None or not _f32(steps[sm_i]):
         return None
@@ -195,16 +186,16 @@ def _attention_chain(g: _Readers, specs, m2_i: int):
         return None
     tail, sm_i = found
     chain, x_key, mask, scale, divide = [], steps[sm_i].operands[0], None, 1.0, False
-    a_i = _made_by(g, x_key, "Add")
+    a_i = g.made_by(x_key, "Add")
     if a_i is not None and _f32(steps[a_i]) and len(steps[a_i].operands) == 2:
         for x, other in (steps[a_i].operands, steps[a_i].operands[::-1]):
             if specs[other].dtype == "f32" and any(
-                _made_by(g, x, t) is not None for t in ("MatMul", "Multiply", "Divide")
+                g.made_by(x, t) is not None for t in ("MatMul", "Multiply", "Divide")
             ):
                 chain, x_key, mask = [a_i], x, other
                 break
     for type_ in ("Multiply", "Divide"):
-        s_i = _made_by(g, x_key, type_)
+        s_i = g.made_by(x_key, type_)
         if s_i is None or not _f32(steps[s_i]) or len(steps[s_i].operands) != 2:
             continue
         ops = steps[s_i].operands
@@ -214,7 +205,7 @@ def _attention_chain(g: _Readers, specs, m2_i: int):
                 chain, x_key, scale, divide = [s_i] + chain, x, value, type_ == "Divide"
                 break
         break
-    m1_i = _made_by(g, x_key, "MatMul")
+    m1_i = g.made_by(x_key, "MatMul")
     if m1_i is None or not _plain_product(steps[m1_i]):
         return None
     return [m1_i] + chain + tail + [m2_i], mask, scale, divide
