@@ -26,6 +26,13 @@ from .reduce.loops import maximum, minimum
 from .simd import (
     LANES,
     at,
+    dfma,
+    dhmax_nan,
+    dmax_nan,
+    dnarrow,
+    dsplat,
+    dsub,
+    dwiden,
     hmax,
     hsum,
     put,
@@ -710,6 +717,42 @@ def _attention_exps_simd(s, p, off, keep, scale, top):
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _added_mask_exps_simd(s, p, off, mk, moff, n, scale):
+    """`_added_mask_exps_f32` of the row s[off:off + n] plus the float mask's row mk[moff:moff
+    + n], the same bits, 16 lanes a step: the float64 sums (`dfma`, contracted as the scalar
+    row's) and their NaN-propagating max, then each sum less the max rounded to float32 and its
+    exponential (`vexp_neg_f32`); the last keep % 16 scores' sums one at a time (the mask's row
+    is read no further than keep). (1, 4, 512, 8) with a (1, 4, 512, 512) mask, T5's encoder:
+    the rows' exponentials 0.99 -> 0.87 ns a score, one thread; float64 lanes take two
+    registers, and the rows without a mask take 0.46."""
+    keep = n
+    while keep > 0 and np.float64(at(s, off + keep - 1)) * scale + np.float64(at(mk, moff + keep - 1)) == -np.inf:
+        keep -= 1
+    if keep == 0:
+        return 0.0, 0
+    vs = dsplat(scale)
+    top = dsplat(-np.inf)
+    full = keep - keep % LANES
+    for j in range(0, full, LANES):
+        top = dmax_nan(dfma(dwiden(vload(s, off + j)), vs, dwiden(vload(mk, moff + j))), top)
+    m = dhmax_nan(top)
+    for j in range(full, keep):
+        x = np.float64(at(s, off + j)) * scale + np.float64(at(mk, moff + j))
+        m = x if (x > m or x != x) else m
+    if not (m > -np.inf and m < np.inf):
+        return 0.0, 0
+    vm = dsplat(m)
+    for j in range(0, full, LANES):
+        x = dsub(dfma(dwiden(vload(s, off + j)), vs, dwiden(vload(mk, moff + j))), vm)
+        vstore(p, off + j, vexp_neg_f32(dnarrow(x)))
+    if full < keep:
+        for j in range(full, keep):
+            put(p, off + j, np.float32((np.float64(at(s, off + j)) * scale + np.float64(at(mk, moff + j))) - m))
+        vstore(p, off + full, vexp_neg_f32(vload(p, off + full)))
+    return 1.0 / _sum_f64(p, off, keep), keep
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
 def _rounded_scores(s, off, mk, moff, n, scale, rounded):
     """The row s[off:off + n] as a decomposed attention's float32 layers make it (`irexec.
     fusion`): each score times the float32 scale (rounded 1) or divided by it (2), plus the float
@@ -820,7 +863,7 @@ def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, s
                     continue
                 r = r0 + i
                 if added and rounded == 0:
-                    got, kept = _added_mask_exps_f32(s, p, off, mf, mask_row[r] * n, width, scale)
+                    got, kept = _added_mask_exps_simd(s, p, off, mf, mask_row[r] * n, width, scale)
                     if got == 0.0:
                         row, dst = s[off : off + width], p[off : off + width]
                         kept = _masked_scores(row, mask[mask_row[r]], scale, False, t64)

@@ -33,6 +33,7 @@ from .jit import njit
 LANES = 16
 _VEC = ir.VectorType(ir.FloatType(), LANES)
 _CONTRACT = ("contract",)
+_DVEC = ir.VectorType(ir.DoubleType(), LANES)
 
 
 class F32x16(types.Type):
@@ -476,3 +477,119 @@ def vfma2(x0, x1, w, a, b):
 def vfma4(w, x0, x1, x2, x3, a, b, c, d):
     """(a, b, c, d) + w (x0, x1, x2, x3) lane by lane, w a vector."""
     return vfma(w, x0, a), vfma(w, x1, b), vfma(w, x2, c), vfma(w, x3, d)
+
+
+class F64x16(types.Type):
+    """Sixteen float64 lanes: LLVM's <16 x double>, two zmm registers."""
+
+    def __init__(self) -> None:
+        super().__init__(name="F64x16")
+
+
+f64x16 = F64x16()
+
+
+@register_model(F64x16)
+class _DModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type) -> None:
+        super().__init__(dmm, fe_type, _DVEC)
+
+
+@intrinsic
+def dwiden(typingctx, v):
+    """The sixteen float32 lanes of v as float64 (exact)."""
+    if v != f32x16:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fpext(args[0], _DVEC)
+
+    return f64x16(v), codegen
+
+
+@intrinsic
+def dnarrow(typingctx, v):
+    """The sixteen float64 lanes of v rounded to float32 (to nearest, as a scalar cast)."""
+    if v != f64x16:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fptrunc(args[0], _VEC)
+
+    return f32x16(v), codegen
+
+
+@intrinsic
+def dsplat(typingctx, x):
+    """Sixteen lanes of the float64 x."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        one = builder.insert_element(ir.Constant(_DVEC, ir.Undefined), args[0], ir.Constant(ir.IntType(32), 0))
+        lanes = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES)
+        return builder.shuffle_vector(one, ir.Constant(_DVEC, ir.Undefined), lanes)
+
+    return f64x16(x), codegen
+
+
+@intrinsic
+def dfma(typingctx, a, b, c):
+    """a * b + c in float64 lane by lane, fused where the machine has fused multiply-adds (as a
+    scalar `a * b + c` compiled with `contract`)."""
+    if not (a == b == c == f64x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fadd(builder.fmul(args[0], args[1], flags=_CONTRACT), args[2], flags=_CONTRACT)
+
+    return f64x16(a, b, c), codegen
+
+
+@intrinsic
+def dsub(typingctx, a, b):
+    """a - b in float64 lane by lane."""
+    if not (a == b == f64x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fsub(args[0], args[1])
+
+    return f64x16(a, b), codegen
+
+
+def _max_nan(builder, x, m):
+    """x where x > m or x is NaN, else m (float64 lanes)."""
+    take = builder.or_(builder.fcmp_ordered(">", x, m), builder.fcmp_unordered("uno", x, x))
+    return builder.select(take, x, m)
+
+
+@intrinsic
+def dmax_nan(typingctx, x, m):
+    """x where x > m or x is NaN, else m, lane by lane: a lane of m that turned NaN stays NaN
+    (a running `maximum` whose NaNs propagate)."""
+    if not (x == m == f64x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _max_nan(builder, args[0], args[1])
+
+    return f64x16(x, m), codegen
+
+
+@intrinsic
+def dhmax_nan(typingctx, v):
+    """The largest lane by `dmax_nan` in halves: NaN when a lane is NaN."""
+    if v != f64x16:
+        return None
+
+    def codegen(context, builder, sig, args):
+        v = args[0]
+        n = LANES
+        while n > 1:
+            n //= 2
+            upper = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [i + n if i < n else i for i in range(LANES)])
+            v = _max_nan(builder, v, builder.shuffle_vector(v, ir.Constant(_DVEC, ir.Undefined), upper))
+        return builder.extract_element(v, ir.Constant(ir.IntType(32), 0))
+
+    return types.float64(v), codegen
