@@ -909,6 +909,31 @@ def test_attention_mask_with_batch_items_of_its_own_broadcasts(kernels, length):
     close(got, want.astype(np.float64), rtol=1e-6, atol=1e-7)
 
 
+def test_large_float_mask_in_another_order_gives_the_contiguous_masks_bits(kernels):
+    """A float mask above the memo's size (`FLOAT_MEMO_MAX_BYTES`: its rows taken afresh each
+    call) given as a transposed view, as T5's position bias arrives: the bits of the same mask
+    contiguous, a second call with other values in the same buffer included (nothing of the
+    first call's mask is remembered); and a Select whose condition is uniform hands such a view
+    on as a C-contiguous array of the same values."""
+    from irexec.kernels import attention as ka
+
+    length = 128  # a condition of UNIFORM_MIN elements: Select checks it for one value
+    q, k, v = (R.standard_normal((1, 4, length, 8)).astype(np.float32) for _ in range(3))
+    base = R.standard_normal((1, length, length, 4)).astype(np.float32)
+    base[..., ::5, :] = -np.inf
+    view = base.transpose(0, 3, 1, 2)
+    assert view.nbytes > ka.FLOAT_MEMO_MAX_BYTES and not view.flags.c_contiguous
+    for _ in range(2):
+        (got,) = run_op("ScaledDotProductAttention", "opset13", [q, k, v, view], const=())
+        (want,) = run_op("ScaledDotProductAttention", "opset13", [q, k, v, np.ascontiguousarray(view)], const=())
+        np.testing.assert_array_equal(got, want)
+        base *= np.float32(1.5)
+    keep = np.ones((1, 1, length, length), bool)
+    (picked,) = run_op("Select", "opset1", [keep, view, np.array(-np.inf, np.float32)], const=())
+    assert picked.flags.c_contiguous
+    np.testing.assert_array_equal(picked, view)
+
+
 def _answers(monkeypatch, target: str, real) -> list[bool]:
     """Replace `target` (real) with a spy: the list of whether each call answered (not None)."""
     calls: list[bool] = []

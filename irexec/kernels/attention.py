@@ -124,6 +124,10 @@ def _bounds(m: MaskRows) -> tuple[np.ndarray, np.ndarray | None]:
 # (1, 1, 64, 64) against 4 heads (numpy calls; measured), where comparing its bytes costs under
 # 1 us (bytes ==: 0.1 us at 8 x 8 and 0.6 at 128 x 128, np.array_equal 2.5 and 3.8).
 _PREPARED_MAX = 4
+# float masks above this many bytes skip the memo (`prepared_mask`): preparing one costs about
+# 4 us (medians of 2000 calls) whatever its size, where its bytes' copy and comparison grow
+# with it (12 us at (1, 4, 128, 128))
+FLOAT_MEMO_MAX_BYTES = 1 << 14
 _prepared: dict[tuple, tuple[bytes, PreparedMask]] = {}
 _prepared_lock = threading.Lock()
 
@@ -143,7 +147,13 @@ def prepared_mask(mask: np.ndarray, lead: tuple[int, ...], length: int, n: int) 
     """The mask prepared for the kernels, or None as `mask_rows`; the same arrays again for a
     mask of the same shape, type and bytes (nothing may write to them). A mask that is not
     contiguous (T5's position bias arrives as a view) is copied first, and its copy's bytes key
-    the memo: preparing it again each call cost 25 us at (1, 4, 4, 4)."""
+    the memo: preparing it again each call cost 25 us at (1, 4, 4, 4). A float mask of more than
+    FLOAT_MEMO_MAX_BYTES is prepared afresh: its rows are the mask itself (or its contiguous
+    copy) and its bounds are none, where copying and comparing its bytes cost more (T5's
+    position bias at 512 tokens, a (1, 4, 512, 512) view: 0.6 ms a layer)."""
+    if mask.dtype != np.bool_ and mask.nbytes > FLOAT_MEMO_MAX_BYTES:
+        m = mask_rows(mask, lead, length, n)
+        return None if m is None else PreparedMask(m, *_bounds(m), None)
     key = (mask.shape, mask.dtype.str, lead, length, n)
     private = not mask.flags.c_contiguous
     if private:
