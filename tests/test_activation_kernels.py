@@ -136,6 +136,27 @@ def test_ops_take_the_kernel_and_match_the_numpy_path(kernels, op, version, attr
     assert d.max() <= 1 and (d == 0).mean() > 0.9999, (op, int(d.max()), int((d != 0).sum()))
 
 
+@pytest.mark.parametrize("op,version", [("HSwish", "opset4"), ("HSigmoid", "opset5")])
+def test_hard_activations_are_the_numpy_paths_bits(kernels, op, version):
+    """HSwish and HSigmoid divide by 6 with multiplications corrected by fused multiply-adds
+    (`_div6`): the numpy path's float64 division rounded once, to the bit, on every 257th float32
+    of [-6, 6] (where the division matters: elsewhere the result is 0, 1 or x), the dense sweep,
+    specials and -0.0 (tools/sweep_f32.py --bits checks all 2^32 inputs)."""
+    top = int(np.float32(6.0).view(np.int32))
+    near = np.arange(0, top, 257, dtype=np.int32).view(np.float32)
+    x = np.concatenate([near, -near, X, np.float32([np.nan, np.inf, -np.inf, -0.0, 3.0, -3.0, 0.5, 1.5])])
+    (got,) = run_op(op, version, [x])
+    from irexec.kernels import jit
+
+    assert jit.ready("elementwise")
+    config.JIT = "never"
+    (want,) = run_op(op, version, [x])
+    config.JIT = "always"
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(got.view(np.uint32)[~np.isnan(want)], want.view(np.uint32)[~np.isnan(want)])
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+
+
 @pytest.mark.parametrize("bounds", [None, (0.0, 6.0), (-1.5, 0.25)])
 def test_relu_and_clamp_in_place_are_numpys_bits(kernels, bounds):
     """The fused ReLU / Clamp (`ThenRelu`) on a float32 result, in place by the kernels: numpy's

@@ -1,6 +1,7 @@
 """The error bound of the float32-arithmetic kernels, over every float32 input.
 
     python3 -m tools.sweep_f32 [--step 1] [--kernels swish_f32]
+    python3 -m tools.sweep_f32 --bits [--step 1]
 
 Most element-wise kernels compute in float64 and round once (tests/test_activation_kernels.py).
 The ones listed here compute in float32 on 16 lanes for speed, so their results are within a few
@@ -22,6 +23,11 @@ Measured (all 2^32 inputs, about 9 minutes each):
   error is mostly float32's roundings, not the approximations: x e (p / (z + L)) / 2 with every
   factor and product rounded (emulated with the exp, erfcx and reciprocal exact: 3.6 ulps).
 - erf_f32: within 1.920 ulps (the worst at x = 0.76792967), at most 2 floats, 99.62%.
+
+`--bits` checks instead the kernels that must give the numpy path's bits but divide another
+way (BITS): every float32 input's result against the numpy formula's, NaN against NaN and the
+sign of a zero included. Measured: hswish and hsigmoid (`elementwise_loops._div6`, a multiply
+by 1/3 corrected by fused multiply-adds in place of / 6.0) equal on all 2^32 inputs.
 """
 
 from __future__ import annotations
@@ -81,6 +87,34 @@ def _erf_reference(x: np.ndarray) -> np.ndarray:
 KERNELS = {"swish_f32": _swish_reference, "gelu_erf_f32": _gelu_reference, "erf_f32": _erf_reference}
 
 
+def _hswish_numpy(x: np.ndarray) -> np.ndarray:
+    return x * np.clip(x + 3.0, 0.0, 6.0) / 6.0
+
+
+def _hsigmoid_numpy(x: np.ndarray) -> np.ndarray:
+    return np.clip(x + 3.0, 0.0, 6.0) / 6.0
+
+
+# kernels whose float32 results must equal their numpy formula's in float64 rounded once
+BITS = {"hswish": _hswish_numpy, "hsigmoid": _hsigmoid_numpy}
+
+
+def sweep_bits(name: str, step: int = 1) -> tuple[int, int]:
+    """(inputs, results whose bits differ from the numpy formula's) of kernel `name` over every
+    step-th float32 bit pattern; NaNs compare equal to NaNs."""
+    run = _kernel(name)
+    differ = count = 0
+    for start in range(0, 1 << 32, CHUNK):
+        x = np.arange(start, start + CHUNK, step, dtype=np.uint64).astype(np.uint32).view(np.float32)
+        got = run(x)
+        with np.errstate(all="ignore"):
+            want = BITS[name](x.astype(np.float64)).astype(np.float32)
+        same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
+        differ += int(np.count_nonzero(~same))
+        count += x.size
+    return count, differ
+
+
 def sweep(name: str, step: int = 1) -> dict:
     """The worst error in ulps of kernel `name` over every step-th float32 bit pattern."""
     run = _kernel(name)
@@ -136,9 +170,16 @@ def main() -> None:
     ap.add_argument("--step", type=int, default=1, help="check every Nth bit pattern (default: all)")
     ap.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated kernel names")
     ap.add_argument("--fit", action="store_true", help="print gelu_erf_f32's erfcx coefficients and stop")
+    ap.add_argument("--bits", action="store_true", help="check the BITS kernels against their numpy formulas")
     args = ap.parse_args()
     if args.fit:
         print(", ".join(repr(float(c)) for c in fit_erfcx_f32()))
+        return
+    if args.bits:
+        for name in BITS:
+            t = time.perf_counter()
+            count, differ = sweep_bits(name, args.step)
+            print(f"{name}: {count} inputs, {differ} results differ ({time.perf_counter() - t:.0f} s)")
         return
     for name in args.kernels.split(","):
         t = time.perf_counter()

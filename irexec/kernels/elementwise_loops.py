@@ -32,6 +32,7 @@ from .normalize_loops import EXP_LOW_F, exp_neg_short, vexp_neg_f32
 from .normalize_loops import exp_neg as _exp_neg
 from .simd import (
     LANES,
+    fma_f64,
     vadd,
     vany_below,
     vdiv,
@@ -424,23 +425,42 @@ def _clip06(t):
     return 0.0 if t < 0.0 else (6.0 if t > 6.0 else t)
 
 
+_THIRD = 1.0 / 3.0
+
+
+@njit(error_model="numpy", inline="always")
+def _div6(p):
+    """p / 6 in float64 for the float32 results of HSwish and HSigmoid, by multiplications: q =
+    (p / 2) * RN(1/3), the remainder r = p / 2 - 3 q exactly (a fused multiply-add), then q +
+    r RN(1/3) fused, Markstein's correction of a quotient to the correctly rounded one. Its
+    float32 rounding equals that of p / 6.0 for every float32 input of both ops (tools/
+    sweep_f32.py --bits checks all 2^32); vdivpd had bound the loops (0.67 ns an element, 0.31
+    so). r zero or NaN keeps q: the exact quotient with its sign (-0.0 / 6), or an infinity's."""
+    h = p * 0.5
+    q = h * _THIRD
+    r = fma_f64(-q, 3.0, h)
+    c = fma_f64(r, _THIRD, q)
+    return c if (r != 0.0) & (r == r) else q
+
+
 @njit(error_model="numpy")
 def hswish(t_lo, t_hi, x, out):
-    """out = x * clip(x + 3, 0, 6) / 6 in float64 (IEEE, no contraction: the numpy path's bits)."""
+    """out = x * clip(x + 3, 0, 6) / 6 in float64 (IEEE, no contraction), rounded once: the numpy
+    path's bits (the division by `_div6`)."""
     for t in range(t_lo, t_hi):
         src, dst = _block(x, out, t)
         for j in range(src.size):
             v = np.float64(src[j])
-            dst[j] = v * _clip06(v + 3.0) / 6.0
+            dst[j] = _div6(v * _clip06(v + 3.0))
 
 
 @njit(error_model="numpy")
 def hsigmoid(t_lo, t_hi, x, out):
-    """out = clip(x + 3, 0, 6) / 6 in float64."""
+    """out = clip(x + 3, 0, 6) / 6 in float64, rounded once: the numpy path's bits (`_div6`)."""
     for t in range(t_lo, t_hi):
         src, dst = _block(x, out, t)
         for j in range(src.size):
-            dst[j] = _clip06(np.float64(src[j]) + 3.0) / 6.0
+            dst[j] = _div6(_clip06(np.float64(src[j]) + 3.0))
 
 
 @njit(error_model="numpy")

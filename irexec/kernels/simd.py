@@ -593,3 +593,18 @@ def dhmax_nan(typingctx, v):
         return builder.extract_element(v, ir.Constant(ir.IntType(32), 0))
 
     return types.float64(v), codegen
+
+
+@intrinsic
+def fma_f64(typingctx, a, b, c):
+    """a * b + c in float64 with one rounding (llvm.fma: vfmadd where the machine has it; LLVM
+    vectorizes it with the loop around it)."""
+    if not (a == b == c == types.float64):
+        return None
+
+    def codegen(context, builder, sig, args):
+        f64 = ir.DoubleType()
+        fn = builder.module.declare_intrinsic("llvm.fma", [f64], ir.FunctionType(f64, [f64] * 3))
+        return builder.call(fn, args)
+
+    return types.float64(a, b, c), codegen
