@@ -33,6 +33,7 @@ from .simd import (
     dsplat,
     dsub,
     dwiden,
+    fma_f32,
     hmax,
     hsum,
     put,
@@ -231,20 +232,6 @@ def exp_neg_f32(a):
     return _F(0.0) if a < EXP_LOW_F else e
 
 
-@intrinsic
-def _fma_f32(typingctx, a, b, c):
-    """a * b + c with one rounding (llvm.fma: vfmadd on this CPU), float32."""
-    if not (a == b == c == types.float32):
-        return None
-
-    def codegen(context, builder, signature, args):
-        f32 = ir.FloatType()
-        fn = builder.module.declare_intrinsic("llvm.fma", [f32], ir.FunctionType(f32, [f32] * 3))
-        return builder.call(fn, args)
-
-    return types.float32(types.float32, types.float32, types.float32), codegen
-
-
 @njit(fastmath=_EXACT_FM)
 def scaled_exp(src, scale, m, dst, short):
     """dst[j] = exp(src[j] * scale - m) in float64: by `vexp`, or when `short` (m the finite
@@ -362,7 +349,7 @@ def _attention_exps_f32(row, keep, scale, fma, e):
         s32 = np.float32(scale)
         neg = -np.float32(m)
         for j in range(keep):
-            e[j] = exp_neg_f32(_fma_f32(np.float32(row[j]), s32, neg))
+            e[j] = exp_neg_f32(fma_f32(np.float32(row[j]), s32, neg))
     else:
         for j in range(keep):
             e[j] = exp_neg_f32(np.float32(np.float64(row[j]) * scale - m))

@@ -195,7 +195,7 @@ def _call(builder, name: str, args):
 
 @intrinsic
 def vfma_exact(typingctx, a, b, c):
-    """a * b + c lane by lane with one rounding (llvm.fma), as `normalize_loops._fma_f32`."""
+    """a * b + c lane by lane with one rounding (llvm.fma), as `fma_f32`."""
     if not (a == b == c == f32x16):
         return None
 
@@ -595,16 +595,29 @@ def dhmax_nan(typingctx, v):
     return types.float64(v), codegen
 
 
-@intrinsic
-def fma_f64(typingctx, a, b, c):
-    """a * b + c in float64 with one rounding (llvm.fma: vfmadd where the machine has it; LLVM
-    vectorizes it with the loop around it)."""
-    if not (a == b == c == types.float64):
-        return None
+def _scalar_fma(name: str, ty, llvm_type, doc: str):
+    """An intrinsic `name`(a, b, c): a * b + c of the scalar type ty with one rounding
+    (llvm.fma: vfmadd where the machine has it)."""
 
-    def codegen(context, builder, sig, args):
-        f64 = ir.DoubleType()
-        fn = builder.module.declare_intrinsic("llvm.fma", [f64], ir.FunctionType(f64, [f64] * 3))
-        return builder.call(fn, args)
+    def fma(typingctx, a, b, c):
+        if not (a == b == c == ty):
+            return None
 
-    return types.float64(a, b, c), codegen
+        def codegen(context, builder, sig, args):
+            fn = builder.module.declare_intrinsic("llvm.fma", [llvm_type], ir.FunctionType(llvm_type, [llvm_type] * 3))
+            return builder.call(fn, args)
+
+        return ty(a, b, c), codegen
+
+    fma.__name__ = fma.__qualname__ = name
+    fma.__doc__ = doc
+    return intrinsic(fma)
+
+
+fma_f32 = _scalar_fma("fma_f32", types.float32, ir.FloatType(), "a * b + c in float32, rounded once.")
+fma_f64 = _scalar_fma(
+    "fma_f64",
+    types.float64,
+    ir.DoubleType(),
+    "a * b + c in float64, rounded once (LLVM vectorizes it with the loop around it).",
+)
