@@ -431,11 +431,10 @@ def decomposed_attention(
     if mask is None:
         m = MaskRows(np.zeros((1, keys), np.float32), np.zeros(batch * length, np.int64), False)
     else:
-        # a float mask's rows as they are (`prepared_mask` would copy and compare its bytes to
-        # remember bounds that only boolean masks have: 1 MB a layer at 512 tokens)
-        m = None if mask.dtype != np.float32 else mask_rows(mask, lead, length, keys)
-        if m is None:  # (a mask that widens the scores: the layers broadcast it)
+        ready = None if mask.dtype != np.float32 else prepared_mask(mask, lead, length, keys)
+        if ready is None:  # (a mask that widens the scores: the layers broadcast it)
             return None
+        m = ready.m
     wide = jit.threads_for(nbytes, SOFTMAX_COST * (1 + (q.shape[-1] + ev) / SIMD_EMBEDDINGS_COST))
     out = _simd(q3, k3, v3, scale, False, m, None, wide, 2 if divide else 1)
     return None if out is None else out.reshape(lead + (length, ev))

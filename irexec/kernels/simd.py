@@ -64,11 +64,11 @@ def _element(context, builder, array_type, array, index):
     return builder.gep(data, [index])
 
 
-def _splat(builder, x):
-    """Sixteen lanes of the float32 value x."""
-    one = builder.insert_element(ir.Constant(_VEC, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
+def _splat(builder, x, vec=_VEC):
+    """Sixteen lanes of the value x, a vector of type `vec` (float32's, or float64's `_DVEC`)."""
+    one = builder.insert_element(ir.Constant(vec, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
     lanes = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES)
-    return builder.shuffle_vector(one, ir.Constant(_VEC, ir.Undefined), lanes)
+    return builder.shuffle_vector(one, ir.Constant(vec, ir.Undefined), lanes)
 
 
 def _address(context, builder, array_type, array, index):
@@ -416,7 +416,7 @@ def _halving(builder, v, step):
     while n > 1:
         n //= 2
         upper = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [i + n if i < n else i for i in range(LANES)])
-        v = step(v, builder.shuffle_vector(v, ir.Constant(_VEC, ir.Undefined), upper))
+        v = step(v, builder.shuffle_vector(v, ir.Constant(v.type, ir.Undefined), upper))
     return builder.extract_element(v, ir.Constant(ir.IntType(32), 0))
 
 
@@ -526,9 +526,7 @@ def dsplat(typingctx, x):
         return None
 
     def codegen(context, builder, sig, args):
-        one = builder.insert_element(ir.Constant(_DVEC, ir.Undefined), args[0], ir.Constant(ir.IntType(32), 0))
-        lanes = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES)
-        return builder.shuffle_vector(one, ir.Constant(_DVEC, ir.Undefined), lanes)
+        return _splat(builder, args[0], _DVEC)
 
     return f64x16(x), codegen
 
@@ -584,13 +582,7 @@ def dhmax_nan(typingctx, v):
         return None
 
     def codegen(context, builder, sig, args):
-        v = args[0]
-        n = LANES
-        while n > 1:
-            n //= 2
-            upper = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [i + n if i < n else i for i in range(LANES)])
-            v = _max_nan(builder, v, builder.shuffle_vector(v, ir.Constant(_DVEC, ir.Undefined), upper))
-        return builder.extract_element(v, ir.Constant(ir.IntType(32), 0))
+        return _halving(builder, args[0], lambda a, b: _max_nan(builder, a, b))
 
     return types.float64(v), codegen
 
