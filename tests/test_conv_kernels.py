@@ -461,3 +461,93 @@ def test_patches_tiling_the_input_are_rows_of_their_pixels(kernels, monkeypatch,
         kc._patches(x, w[..., :, :4], _window(x.shape, (6, shape[1], k[0], 4), (k[0], 4), (1, 1), (0, 0), (0, 0)))
         is None
     )
+
+
+POINT_CASES = [
+    # (x shape, output channels)
+    ((1, 16, 12, 12), 24),  # 144 positions: four tiles and a short one of 16
+    ((2, 5, 7, 7), 13),  # two items, a tile shorter than 32 only, a block of 5 channels
+    ((1, 3, 40, 40), 8),  # several tasks of 256 positions
+    ((1, 7, 33), 9),  # one spatial dim
+    ((1, 4, 2, 3, 5), 3),  # three
+]
+
+
+@pytest.mark.parametrize("case", POINT_CASES, ids=[str(c) for c in POINT_CASES])
+def test_pointwise_convolution_accumulates_in_registers(kernels, monkeypatch, case):
+    """A float32 1x1 convolution of few input channels runs `conv_loops.pointwise_simd` (8
+    output channels by 32 positions in registers; a short last tile from a zero-padded copy):
+    a float64 sum's values within float32's bound for sums of that many terms, NaN and
+    infinities where the inputs put them, the path asserted; float64 keeps the product, and so
+    do maps of fewer than POINT_MIN_POSITIONS positions (unless lowered, as here for the tails)."""
+    from irexec.kernels import conv as kc
+    from irexec.kernels import conv_loops
+
+    shape, c_out = case
+    x = R.standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[[3, -1]] = np.nan, np.inf  # the first tile, and the last position's
+    w = R.standard_normal((c_out, shape[1]) + (1,) * (len(shape) - 2)).astype(np.float32)
+    w[0, 0] = 0.0  # NaN times zero is NaN; inf times zero too
+    spatial = len(shape) - 2
+    attrs = dict(strides=[1] * spatial, dilations=[1] * spatial, pads_begin=[0] * spatial, pads_end=[0] * spatial)
+    ran = []
+    real = conv_loops.pointwise_simd
+    monkeypatch.setattr(conv_loops, "pointwise_simd", lambda *a: ran.append(1) or real(*a))
+    (blas,) = run_op("Convolution", "opset1", [x, w], **attrs)
+    assert bool(ran) == (x[0, 0].size >= kc.POINT_MIN_POSITIONS and x.size * c_out >= kc.POINT_MIN_FMAS)
+    ran.clear()
+    monkeypatch.setattr(kc, "POINT_MIN_POSITIONS", 1)
+    monkeypatch.setattr(kc, "POINT_MIN_FMAS", 1)
+    (got,) = run_op("Convolution", "opset1", [x, w], **attrs)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(blas))
+    assert ran and got.dtype == np.float32 and got.shape == (shape[0], c_out, *shape[2:])
+    x64, w64 = x.astype(np.float64), w.reshape(c_out, -1).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        ref = np.einsum("nc...,oc->no...", x64, w64)
+    size = np.einsum("nc...,oc->no...", np.abs(np.nan_to_num(x64, posinf=0.0)), np.abs(w64))
+    nan, inf = np.isnan(ref), np.isinf(ref)
+    assert nan.any() and inf.any()
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got[inf], ref[inf])
+    ok = ~(nan | inf)
+    bound = shape[1] * 2.0**-24 * size[ok] + 2.0**-24 * np.abs(ref[ok])
+    assert np.all(np.abs(got[ok] - ref[ok]) <= bound)
+    ran.clear()
+    (wide,) = run_op("Convolution", "opset1", [x.astype(np.float64), w.astype(np.float64)], **attrs)
+    assert not ran and wide.dtype == np.float64
+
+
+@pytest.mark.parametrize("bounds", [None, (0.0, 6.0), (-1.5, 0.25)])
+def test_pointwise_activation_as_it_stores_is_the_separate_passes_bits(kernels, monkeypatch, bounds):
+    """`conv.pointwise_then` (ReLU or a clip as the kernel stores) gives the bits of the
+    convolution followed by np.maximum(., 0) or np.clip, NaN and infinities included, on one
+    thread and on two; more than POINT_MAX_CIN input channels are left to the caller."""
+    from irexec.kernels import conv as kc
+    from irexec.kernels import jit
+
+    monkeypatch.setattr(kc, "POINT_MIN_POSITIONS", 17 * 19)
+    monkeypatch.setattr(kc, "POINT_MIN_FMAS", 1)
+    x = (R.standard_normal((2, 12, 17, 19)) * 3).astype(np.float32)
+    x[0, 2, 3, 4], x[1, 5, 16, 18] = np.nan, -np.inf
+    w = R.standard_normal((21, 12, 1, 1)).astype(np.float32)
+    win = _window(x.shape, w.shape, (1, 1), (1, 1), (0, 0), (0, 0))
+    lo_hi = None if bounds is None else tuple(np.float32(b) for b in bounds)
+    y = kc.convolution(x, w, win)
+    want = np.maximum(y, np.float32(0)) if bounds is None else np.clip(y, *lo_hi)
+    assert np.isnan(want).any() and np.isinf(y).any()
+    got = kc.pointwise_then(x, w, win, lo_hi)
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    used = []
+    real = jit.parallel_for
+    monkeypatch.setattr(jit, "parallel_for", lambda k, n, t, *a: used.append(t) or real(k, n, t, *a))
+    monkeypatch.setattr(kc, "POINT_THREAD_FMAS", 1)
+    monkeypatch.setattr(jit.config, "THREAD_MIN_BYTES", 1 << 10)
+    monkeypatch.setattr(jit.config, "NUM_THREADS", 2)
+    two = kc.pointwise_then(x, w, win, lo_hi)
+    assert used == [2]
+    np.testing.assert_array_equal(two.view(np.int32), want.view(np.int32))
+    monkeypatch.setattr(kc, "POINT_MAX_CIN", 11)
+    assert kc.pointwise_then(x, w, win, lo_hi) is None
+    monkeypatch.setattr(kc, "POINT_MAX_CIN", 12)
+    monkeypatch.setattr(kc, "POINT_MIN_POSITIONS", 17 * 19 + 1)
+    assert kc.pointwise_then(x, w, win, lo_hi) is None

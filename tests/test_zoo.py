@@ -209,19 +209,29 @@ def test_fused_steps_give_the_layer_by_layer_bits(name, jit_mode, monkeypatch):
 @pytest.mark.parametrize("jit_mode", ["never", "always"])
 def test_clamp_after_a_producer_is_fused_with_the_layers_bits(tmp_path, jit_mode, monkeypatch):
     """A Clamp with min <= max (ReLU6) read alone after a convolution or a matrix product runs in
-    place on the producer's result: the layer-by-layer run's bits, NaN and -0.0 included; a
-    Clamp whose result has other readers, or with min > max, stays a layer of its own."""
+    place on the producer's result, and a pointwise convolution's Clamp or ReLU as its kernel
+    stores: the layer-by-layer run's bits, NaN and -0.0 included; a Clamp whose result has
+    other readers, or with min > max, stays a layer of its own."""
     from irexec import config
+    from irexec.kernels import conv as kc
     from irexec.ops.activation import ThenRelu
     from tests.support.irbuild import Net
 
     monkeypatch.setattr(config, "JIT", jit_mode)
+    monkeypatch.setattr(kc, "POINT_MIN_POSITIONS", 1)  # the kernel on 9x9 maps
+    monkeypatch.setattr(kc, "POINT_MIN_FMAS", 1)
     n = Net("clamps")
     x = n.param("x", "f32", (1, 4, 9, 9))
     w = n.const(np.random.default_rng(3).standard_normal((6, 4, 3, 3)).astype(np.float32))
     attrs = {"strides": "1,1", "dilations": "1,1", "pads_begin": "1,1", "pads_end": "1,1"}
     conv = n.op("Convolution", [x, w], attrs, out_dims=[1, 6, 9, 9])
     n.result(n.op("Clamp", [conv], {"min": "0", "max": "6"}, out_dims=[1, 6, 9, 9]), "relu6")
+    one = {"strides": "1,1", "dilations": "1,1", "pads_begin": "0,0", "pads_end": "0,0"}
+    for i, act in enumerate(("Clamp", "ReLU")):  # pointwise: the kernel applies them as it stores
+        w1 = n.const(np.random.default_rng(5 + i).standard_normal((5, 4, 1, 1)).astype(np.float32))
+        pw = n.op("Convolution", [x, w1], one, out_dims=[1, 5, 9, 9])
+        bounds = {"min": "0", "max": "6"} if act == "Clamp" else {}
+        n.result(n.op(act, [pw], bounds, out_dims=[1, 5, 9, 9]), f"pointwise_{act}")
     m2 = n.param("m", "f32", (5, 8))
     mm = n.op("MatMul", [m2, n.const(np.full((8, 3), 0.5, np.float32))], out_dims=[5, 3])
     n.result(n.op("Clamp", [mm], {"min": "-1", "max": "1.5"}, out_dims=[5, 3]), "clamped")
@@ -230,7 +240,11 @@ def test_clamp_after_a_producer_is_fused_with_the_layers_bits(tmp_path, jit_mode
     n.result(shared, "shared")
     m = irexec.load(n.save(tmp_path / "clamps.xml"))
     fused = [s.op for s in m._plan.run_steps if isinstance(s.op, ThenRelu)]
-    assert sorted(op.bounds for op in fused) == [(-1.0, 1.5), (0.0, 6.0)]
+    assert sorted(op.bounds for op in fused if op.bounds) == [(-1.0, 1.5), (0.0, 6.0), (0.0, 6.0)]
+    assert sum(op.bounds is None for op in fused) == 1
+    applied = []
+    real = kc.pointwise_then
+    monkeypatch.setattr(kc, "pointwise_then", lambda *a: applied.append(real(*a) is not None) or real(*a))
     rng = np.random.default_rng(4)
     feeds = {
         "x": rng.standard_normal((1, 4, 9, 9)).astype(np.float32) * 4,
@@ -244,6 +258,8 @@ def test_clamp_after_a_producer_is_fused_with_the_layers_bits(tmp_path, jit_mode
     for key, value in got.items():
         np.testing.assert_array_equal(value, want[key], err_msg=key)
     assert float(np.nanmax(got["relu6"])) <= 6.0 and float(np.nanmin(got["relu6"])) >= 0.0
+    assert np.isnan(got["pointwise_Clamp"]).any() and float(np.nanmin(got["pointwise_ReLU"])) == 0.0
+    assert applied.count(True) == (2 if jit_mode == "always" else 0)  # the 3x3 convolution: False
 
 
 def test_detection_rule_matches_sets_and_catches_differences():

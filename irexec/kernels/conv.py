@@ -430,6 +430,67 @@ def _dense(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     return None
 
 
+# pointwise float32 convolutions of at most this many input channels run on
+# `conv_loops.pointwise_simd`, more keep BLAS (one thread, medians of 40 calls, us, BLAS against
+# the kernel: 16 -> 96 channels over 112x112 518 / 451, 24 -> 144 over 56x56 196 / 171, 144 -> 24
+# 254 / 212, 96 -> 24 145 / 122, 64 -> 256 791 / 733; 256 -> 64 over 56x56 869 / 956 and 1024 ->
+# 2048 over 14x14 5309 / 6165 lose: their inputs leave the L1 cache); and the kernel applies a
+# following ReLU or clip as it stores, where BLAS's result takes a second pass
+POINT_MAX_CIN = 160
+# ... and of at least this many positions a batch item: below, BLAS's product is as fast or faster
+# (us, BLAS against the kernel: 104 -> 104 channels over 28x28 129 / 125, 64 -> 64 over 14x14 16 /
+# 22, 96 -> 96 over 7x7 13 / 17, squeeze-excitation's 52 -> 440 over 1x1 3.9 / 17.9)
+POINT_MIN_POSITIONS = 512
+# ... and of at least this many multiply-adds: below, the call's fixed cost and a part-empty block
+# of 8 output channels lose (SqueezeNet's 16 -> 4 channels over 55x55, 0.19 M: 6.3 / 14.4 us;
+# 16 -> 24 over 56x56, 1.2 M: 36 / 24)
+POINT_MIN_FMAS = 1_000_000
+# multiply-adds from which `_pointwise` takes two threads (one against two, us: 16 -> 96 channels
+# over 112x112, 19 M, 440 / 402; 24 -> 144 over 56x56, 11 M, 165 / 188)
+POINT_THREAD_FMAS = 16_000_000
+
+
+def _pointwise(x: np.ndarray, wm: np.ndarray, bounds: tuple | None, relu: bool) -> np.ndarray | None:
+    """The pointwise float32 convolution of x (N, C, *sp) with wm (Cout, C) by
+    `conv_loops.pointwise_simd`, then clipped to `bounds` (float32 lo <= hi) or, with `relu`,
+    np.maximum(., 0); None when the case is not one it takes or the kernels do not pay."""
+    if x.dtype != np.float32 or wm.dtype != np.float32 or not x.size or not wm.size or wm.shape[1] > POINT_MAX_CIN:
+        return None
+    if x.size // (x.shape[0] * x.shape[1]) < POINT_MIN_POSITIONS or x.size * wm.shape[0] < POINT_MIN_FMAS:
+        return None
+    if not jit.use(x.nbytes, IM2COL_CALL_SAVING, FAMILY):
+        return None
+    from . import conv_loops as k
+
+    n, c = x.shape[:2]
+    m = x.size // (n * c)
+    c_out = wm.shape[0]
+    out = np.empty((n, c_out, m), np.float32)
+    mode, lo, hi = (2, *bounds) if bounds is not None else (1 if relu else 0, 0.0, 0.0)
+    threads = jit.threads_for(n * m * c * c_out, config.THREAD_MIN_BYTES / POINT_THREAD_FMAS)
+    jit.parallel_for(
+        k.pointwise_simd,
+        k.pointwise_tasks(n, m),
+        threads,
+        np.ascontiguousarray(x).reshape(n, c, m),
+        np.ascontiguousarray(wm),
+        out,
+        mode,
+        np.float32(lo),
+        np.float32(hi),
+    )
+    return out.reshape((n, c_out) + x.shape[2:])
+
+
+def pointwise_then(x: np.ndarray, w: np.ndarray, win: Window, bounds: tuple | None) -> np.ndarray | None:
+    """`convolution` of a pointwise window followed by np.clip(., *bounds) (float32 lo <= hi) or,
+    for bounds None, ReLU (np.maximum(., 0)), both by the kernel as it stores; None when the
+    kernel does not take it (the caller convolves, then activates)."""
+    if x.ndim < 3 or not win.pointwise or w.ndim != x.ndim:
+        return None
+    return _pointwise(x, w.reshape(w.shape[0], w.shape[1]), bounds, bounds is None)
+
+
 def convolution(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndarray:
     """x (N, C, *sp) convolved with the filters w (Cout, C/groups, *k): (N, Cout, *out)."""
     if _height_one(x, win):  # wav2vec2's positional convolution: 128 taps, 16 groups
@@ -437,6 +498,9 @@ def convolution(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> n
         return y.reshape(y.shape[0], y.shape[1], y.shape[3])
     if groups == 1 and x.ndim >= 3 and x.dtype != np.float16 and win.pointwise:
         wm = w.reshape(w.shape[0], w.shape[1]).astype(x.dtype, copy=False)
+        y = _pointwise(x, wm, None, False)
+        if y is not None:
+            return y
         y = blas.matmul(wm, x.reshape(x.shape[0], x.shape[1], -1))
         return y.reshape((x.shape[0], w.shape[0]) + x.shape[2:])
     if groups == 1:

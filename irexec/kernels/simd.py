@@ -341,6 +341,35 @@ def vlesser(typingctx, a, b):
 
 
 @intrinsic
+def vrelu(typingctx, v):
+    """v where v > 0 or NaN, else +0.0, lane by lane (`elementwise_loops.relu_inplace`, numpy's
+    maximum(v, 0): -0.0 gives +0.0, NaN stays)."""
+    if v != f32x16:
+        return None
+
+    def codegen(context, builder, sig, args):
+        zero = ir.Constant(_VEC, [0.0] * LANES)
+        return builder.select(builder.fcmp_ordered("<=", args[0], zero), zero, args[0])
+
+    return f32x16(v), codegen
+
+
+@intrinsic
+def vclip(typingctx, v, lo, hi):
+    """lo where v < lo, hi where v > hi, else v, lane by lane (`elementwise_loops.clip_inplace`,
+    numpy's clip for lo <= hi: NaN stays)."""
+    if not (v == lo == hi == f32x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        v, lo, hi = args
+        upper = builder.select(builder.fcmp_ordered(">", v, hi), hi, v)
+        return builder.select(builder.fcmp_ordered("<", v, lo), lo, upper)
+
+    return f32x16(v, lo, hi), codegen
+
+
+@intrinsic
 def vany_below(typingctx, v, low):
     """Whether some lane of v is below low's (ordered: NaN lanes are not)."""
     if not (v == low == f32x16):

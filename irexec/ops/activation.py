@@ -428,7 +428,9 @@ class ThenRelu:
     """A fused step (`irexec/fusion.py`): a layer whose only reader is a ReLU, or a float Clamp
     with min <= max (MobileNet's ReLU6), applied in place on its fresh result: the values of
     the activation layer's np.maximum or np.clip (float32 by the element-wise kernels once
-    loaded: `kernels.elementwise.relu_f32_inplace`), without its dispatch and its array."""
+    loaded: `kernels.elementwise.relu_f32_inplace`), without its dispatch and its array. A
+    producer with `compute_then` (a pointwise Convolution) applies it as it stores its result,
+    where its kernel takes the case."""
 
     TYPE = "ReLU after"
     FOLDABLE = False
@@ -446,6 +448,10 @@ class ThenRelu:
         self.lo_hi = None if bounds is None else tuple(np.array(bounds).astype(np.float32))
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
+        then = getattr(self.op, "compute_then", None)  # the activation in the producer's own pass
+        done = None if then is None else then(inputs, self.inner_sig, self.lo_hi)
+        if done is not None:
+            return done
         (y,) = self.op.compute(inputs, self.inner_sig)
         root = array_root(y)
         # in place when the producer's result (often a reshaped view) is its own fresh memory

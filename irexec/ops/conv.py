@@ -93,6 +93,15 @@ class Convolution(_ConvBase):
         x, w = inputs
         return [finish(family.convolution(x, w, self.window_of(x, w.shape[2:])), sig.outs[0])]
 
+    def compute_then(self, inputs: list[np.ndarray], sig: Sig, bounds: tuple | None) -> list[np.ndarray] | None:
+        """compute, then ReLU (bounds None) or np.clip to the float32 bounds, in one pass of the
+        kernel (`ops.activation.ThenRelu`); None where the kernel does not take the case."""
+        x, w = inputs
+        if sig.outs[0] != "f32":
+            return None
+        y = family.pointwise_then(x, w, self.window_of(x, w.shape[2:]), bounds)
+        return None if y is None else [y]
+
 
 @register
 class GroupConvolution(_ConvBase):
