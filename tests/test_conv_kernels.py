@@ -51,16 +51,24 @@ CASES = [
     ((1, 2, 40, 300), (3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),  # several blocks of rows a plane
     ((1, 4, 30, 31), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
     ((2, 3, 8, 8), (3, 3), (2, 2), (1, 1), (1, 0), (0, 1)),
+    # 16 planes and more: `depthwise_lanes`' transposed blocks, blocks across batch items, a part block
+    ((2, 20, 9, 11), (3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
+    ((1, 33, 14, 14), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),
+    ((1, 16, 7, 7), (5, 5), (1, 1), (1, 2), (2, 4), (2, 4)),
 ]
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype,lanes", [(np.float32, True), (np.float32, False), (np.float64, False)])
 @pytest.mark.parametrize("case", CASES, ids=[str(c[:2]) for c in CASES])
-def test_depthwise_kernel_is_the_numpy_paths_bits(kernels, monkeypatch, dtype, case):
-    """Both depthwise kernels (`depthwise_simd`, 16 outputs in registers, for float32 at column
-    stride 2 and windows above 3x3 at stride 1; `depthwise2d` otherwise) give the numpy path's
-    bits, signs of zero included, and a float64 sum's values."""
+def test_depthwise_kernel_is_the_numpy_paths_bits(kernels, monkeypatch, dtype, case, lanes):
+    """The depthwise kernels (`depthwise_lanes`, 16 planes a vector, for float32 but over large
+    planes at unit strides, which `lanes` False stands for: there `depthwise_simd`, 16 outputs in
+    registers, for windows above 3x3; `depthwise2d` otherwise and for float64) give the numpy
+    path's bits, signs of zero included, and a float64 sum's values."""
+    from irexec.kernels import conv as kc
+
     shape, k, s, d, pb, pe = case
+    monkeypatch.setattr(kc, "LANES_MAX_UNIT_OUT", 1 << 30 if lanes else -1)
     x = R.standard_normal(shape).astype(dtype)
     x[..., ::5, ::3] = -0.0  # zero products: the sums from 0 keep numpy's signs
     w = R.standard_normal((shape[1], 1, 1, *k)).astype(dtype)
@@ -68,13 +76,17 @@ def test_depthwise_kernel_is_the_numpy_paths_bits(kernels, monkeypatch, dtype, c
     from irexec.kernels import conv_loops, jit
 
     ran = []
-    for name in ("depthwise_simd", "depthwise2d"):
+    for name in ("depthwise_simd", "depthwise2d", "depthwise_lanes"):
         real = getattr(conv_loops, name)
         monkeypatch.setattr(conv_loops, name, lambda *a, real=real, name=name: ran.append(name) or real(*a))
     (got,) = run_op("GroupConvolution", "opset1", [x, w], **attrs)
     assert jit.ready("conv")
-    simd = dtype == np.float32 and (s[1] == 2 or (s[1] == 1 and k[0] * k[1] > 9))
-    assert set(ran) == {"depthwise_simd" if simd else "depthwise2d"}
+    unit = s == (1, 1)
+    if dtype == np.float32 and (lanes or not unit):  # other strides take the lanes whatever the planes
+        expect = "depthwise_lanes"
+    else:
+        expect = "depthwise_simd" if dtype == np.float32 and k[0] * k[1] > 9 else "depthwise2d"
+    assert set(ran) == {expect}
     config.JIT = "never"
     (want,) = run_op("GroupConvolution", "opset1", [x, w], **attrs)
     config.JIT = "always"

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..geometry import Window2d
 from .jit import njit
-from .simd import LANES, vadd, vclip, vfma2, vload, vload_even, vmul, vrelu, vsplat, vstore, vzero
+from .simd import LANES, transpose16, vadd, vclip, vfma2, vload, vload_even, vmul, vrelu, vsplat, vstore, vzero
 
 # accumulator elements per block of output rows: 8 KiB of float32, in the L1 cache with the rows
 # the taps read (the whole plane's accumulator, 50 KB at 112x112, went through L2 once per tap:
@@ -226,33 +226,28 @@ def depthwise2d(t_lo, t_hi, x, w, out, channels, g):
 
 
 @njit(error_model="numpy", inline="always")
-def _dw_load(flat, at, sw):
-    return vload(flat, at) if sw == 1 else vload_even(flat, at)
-
-
-@njit(error_model="numpy", inline="always")
-def _dw_vectors4(flat, wk, offs, base, step, sw):
+def _dw_vectors4(flat, wk, offs, base, step):
     """Sixteen outputs of four rows (starts base, base + step, ...: four independent sums, whose
     additions overlap): each the sum over taps k, in order, of wk[k] times the padded plane from
-    start + offs[k], every sw-th element (sw 1 or 2), from +0.0, each product rounded, then each
-    sum (the numpy path's operations)."""
+    start + offs[k], from +0.0, each product rounded, then each sum (the numpy path's
+    operations)."""
     a0, a1, a2, a3 = vzero(), vzero(), vzero(), vzero()
     for k in range(wk.size):
         s = vsplat(wk[k])
         at = base + offs[k]
-        a0 = vadd(a0, vmul(_dw_load(flat, at, sw), s))
-        a1 = vadd(a1, vmul(_dw_load(flat, at + step, sw), s))
-        a2 = vadd(a2, vmul(_dw_load(flat, at + 2 * step, sw), s))
-        a3 = vadd(a3, vmul(_dw_load(flat, at + 3 * step, sw), s))
+        a0 = vadd(a0, vmul(vload(flat, at), s))
+        a1 = vadd(a1, vmul(vload(flat, at + step), s))
+        a2 = vadd(a2, vmul(vload(flat, at + 2 * step), s))
+        a3 = vadd(a3, vmul(vload(flat, at + 3 * step), s))
     return a0, a1, a2, a3
 
 
 @njit(error_model="numpy", inline="always")
-def _dw_vector(flat, wk, offs, base, sw):
+def _dw_vector(flat, wk, offs, base):
     """`_dw_vectors4` for one row."""
     acc = vzero()
     for k in range(wk.size):
-        acc = vadd(acc, vmul(_dw_load(flat, base + offs[k], sw), vsplat(wk[k])))
+        acc = vadd(acc, vmul(vload(flat, base + offs[k]), vsplat(wk[k])))
     return acc
 
 
@@ -267,17 +262,21 @@ def _dw_put(dst, j0, ow, v, tail):
             dst[j0 + j] = tail[j]
 
 
-@njit(error_model="numpy", inline="always")
-def _dw_planes(t_lo, t_hi, x, w, out, channels, g, sw):
-    """`depthwise_simd`'s loops, inlined with sw a constant (1 or 2): no branch on it per load."""
-    sh, dh, dw = g.sh, g.dh, g.dw
+@njit(error_model="numpy")
+def depthwise_simd(t_lo, t_hi, x, w, out, channels, g):
+    """depthwise2d for float32 at unit strides, in registers: plane p is copied into a zeroed
+    scratch plane with its pads (the borders never written), then sixteen outputs of four rows
+    at a time sum their taps straight from its rows. The same products and sums, in the same
+    order, as the numpy path: its bits. (Windows above 3x3 over planes too large for
+    `depthwise_lanes`.)"""
+    dh, dw = g.dh, g.dw
     pt, pl = g.pt, g.pl
     _, kh, kw = w.shape
     _, oh, ow = out.shape
     _, h, wd = x.shape
     wp = wd + pl + g.pr
-    # a row's last vector reads up to 2 * LANES * sw elements past its start
-    flat = np.zeros((h + pt + g.pb) * wp + 2 * LANES * sw + kw * dw, np.float32)
+    # a row's last vector reads up to 2 * LANES elements past its start
+    flat = np.zeros((h + pt + g.pb) * wp + 2 * LANES + kw * dw, np.float32)
     tail = np.empty(LANES, np.float32)
     offs = np.empty(kh * kw, np.int64)  # where each tap starts from a window's corner
     for a in range(kh):
@@ -287,11 +286,10 @@ def _dw_planes(t_lo, t_hi, x, w, out, channels, g, sw):
         _into_padded(x[p], flat, pt, pl, wp)
         wk = w[p % channels].reshape(kh * kw)
         dst = out[p]
-        step = sh * wp
         i = 0
         while i + 4 <= oh:
             for j0 in range(0, ow, LANES):
-                v0, v1, v2, v3 = _dw_vectors4(flat, wk, offs, i * step + j0 * sw, step, sw)
+                v0, v1, v2, v3 = _dw_vectors4(flat, wk, offs, i * wp + j0, wp)
                 _dw_put(dst[i], j0, ow, v0, tail)
                 _dw_put(dst[i + 1], j0, ow, v1, tail)
                 _dw_put(dst[i + 2], j0, ow, v2, tail)
@@ -299,21 +297,177 @@ def _dw_planes(t_lo, t_hi, x, w, out, channels, g, sw):
             i += 4
         for r in range(i, oh):
             for j0 in range(0, ow, LANES):
-                _dw_put(dst[r], j0, ow, _dw_vector(flat, wk, offs, r * step + j0 * sw, sw), tail)
+                _dw_put(dst[r], j0, ow, _dw_vector(flat, wk, offs, r * wp + j0), tail)
+
+
+@njit(error_model="numpy", inline="always")
+def _dw_lanes4(buf, wv, offs, at, step):
+    """Four outputs of 16 planes, `step` apart in the interleaved padded planes `buf` (16 lanes an
+    element): each the sum over taps k, in order, of wv's 16 weights of tap k times the 16 inputs
+    from at + offs[k], from +0.0, each product rounded, then each sum (the numpy path's
+    operations, lane by lane: its bits). Four independent sums overlap their additions."""
+    a0, a1, a2, a3 = vzero(), vzero(), vzero(), vzero()
+    for k in range(offs.size):
+        s = vload(wv, k * LANES)
+        i = at + offs[k]
+        a0 = vadd(a0, vmul(vload(buf, i), s))
+        a1 = vadd(a1, vmul(vload(buf, i + step), s))
+        a2 = vadd(a2, vmul(vload(buf, i + 2 * step), s))
+        a3 = vadd(a3, vmul(vload(buf, i + 3 * step), s))
+    return a0, a1, a2, a3
+
+
+@njit(error_model="numpy", inline="always")
+def _lanes_in(xs, p0, m0):
+    """The 16 planes from p0 of xs (planes, H W) at positions m0..m0 + 16, as 16 vectors of the
+    16 planes at one position each."""
+    return transpose16(
+        vload(xs[p0], m0), vload(xs[p0 + 1], m0), vload(xs[p0 + 2], m0), vload(xs[p0 + 3], m0),
+        vload(xs[p0 + 4], m0), vload(xs[p0 + 5], m0), vload(xs[p0 + 6], m0), vload(xs[p0 + 7], m0),
+        vload(xs[p0 + 8], m0), vload(xs[p0 + 9], m0), vload(xs[p0 + 10], m0), vload(xs[p0 + 11], m0),
+        vload(xs[p0 + 12], m0), vload(xs[p0 + 13], m0), vload(xs[p0 + 14], m0), vload(xs[p0 + 15], m0),
+    )  # fmt: skip
+
+
+@njit(error_model="numpy", inline="always")
+def _lane_put(buf, v, i, j, wd, wp, pt, pl):
+    """Store the 16 planes' element (i, j) into the interleaved padded scratch; the next
+    position's (i, j)."""
+    vstore(buf, ((i + pt) * wp + j + pl) * LANES, v)
+    j += 1
+    if j == wd:
+        return i + 1, 0
+    return i, j
 
 
 @njit(error_model="numpy")
-def depthwise_simd(t_lo, t_hi, x, w, out, channels, g):
-    """depthwise2d for float32 at column strides 1 and 2, in registers: plane p is copied into
-    a zeroed scratch plane with its pads (the borders never written), then sixteen outputs of
-    four rows at a time sum their taps straight from its rows, a stride-2 row by loading 32
-    elements and keeping the even ones (`simd.vload_even`; the scalar kernel summed every
-    column and kept every other one, or dealt the plane into phases). The same products and
-    sums, in the same order, as the numpy path: its bits."""
-    if g.sw == 1:
-        _dw_planes(t_lo, t_hi, x, w, out, channels, g, 1)
-    else:
-        _dw_planes(t_lo, t_hi, x, w, out, channels, g, 2)
+def _lanes_fill(xs, p0, q, buf, wd, wp, pt, pl):
+    """Planes p0..p0 + q of xs (planes, H W) into the interleaved padded scratch: 16 positions
+    of 16 planes a transposition in registers (`simd.transpose16`), the rest one by one."""
+    hw = xs.shape[1]
+    m0 = 0
+    if q == LANES:
+        while m0 + LANES <= hw:
+            t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15 = _lanes_in(xs, p0, m0)
+            i, j = m0 // wd, m0 % wd
+            i, j = _lane_put(buf, t0, i, j, wd, wp, pt, pl)
+            i, j = _lane_put(buf, t1, i, j, wd, wp, pt, pl)
+            i, j = _lane_put(buf, t2, i, j, wd, wp, pt, pl)
+            i, j = _lane_put(buf, t3, i, j, wd, wp, pt, pl)
+            i, j = _lane_put(buf, t4, i, j, wd, wp, pt, pl)
+            i, j = _lane_put(buf, t5, i, j, wd, wp, pt, pl)
+            i, j = _lane_put(buf, t6, i, j, wd, wp, pt, pl)
+            i, j = _lane_put(buf, t7, i, j, wd, wp, pt, pl)
+            i, j = _lane_put(buf, t8, i, j, wd, wp, pt, pl)
+            i, j = _lane_put(buf, t9, i, j, wd, wp, pt, pl)
+            i, j = _lane_put(buf, t10, i, j, wd, wp, pt, pl)
+            i, j = _lane_put(buf, t11, i, j, wd, wp, pt, pl)
+            i, j = _lane_put(buf, t12, i, j, wd, wp, pt, pl)
+            i, j = _lane_put(buf, t13, i, j, wd, wp, pt, pl)
+            i, j = _lane_put(buf, t14, i, j, wd, wp, pt, pl)
+            _lane_put(buf, t15, i, j, wd, wp, pt, pl)
+            m0 += LANES
+    for k in range(q):
+        src = xs[p0 + k]
+        for m in range(m0, hw):
+            buf[((m // wd + pt) * wp + m % wd + pl) * LANES + k] = src[m]
+
+
+@njit(error_model="numpy")
+def _lanes_out(res, outs, p0, q):
+    """The interleaved results (H W positions of 16 lanes) dealt into planes p0..p0 + q of outs
+    (planes, OH OW): 16 positions of 16 planes a transposition in registers, the rest one by
+    one."""
+    m_n = outs.shape[1]
+    m0 = 0
+    if q == LANES:
+        while m0 + LANES <= m_n:
+            at = m0 * LANES
+            t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15 = transpose16(
+                vload(res, at), vload(res, at + 16), vload(res, at + 32), vload(res, at + 48),
+                vload(res, at + 64), vload(res, at + 80), vload(res, at + 96), vload(res, at + 112),
+                vload(res, at + 128), vload(res, at + 144), vload(res, at + 160), vload(res, at + 176),
+                vload(res, at + 192), vload(res, at + 208), vload(res, at + 224), vload(res, at + 240),
+            )  # fmt: skip
+            vstore(outs[p0], m0, t0)
+            vstore(outs[p0 + 1], m0, t1)
+            vstore(outs[p0 + 2], m0, t2)
+            vstore(outs[p0 + 3], m0, t3)
+            vstore(outs[p0 + 4], m0, t4)
+            vstore(outs[p0 + 5], m0, t5)
+            vstore(outs[p0 + 6], m0, t6)
+            vstore(outs[p0 + 7], m0, t7)
+            vstore(outs[p0 + 8], m0, t8)
+            vstore(outs[p0 + 9], m0, t9)
+            vstore(outs[p0 + 10], m0, t10)
+            vstore(outs[p0 + 11], m0, t11)
+            vstore(outs[p0 + 12], m0, t12)
+            vstore(outs[p0 + 13], m0, t13)
+            vstore(outs[p0 + 14], m0, t14)
+            vstore(outs[p0 + 15], m0, t15)
+            m0 += LANES
+    for k in range(q):
+        dst = outs[p0 + k]
+        for m in range(m0, m_n):
+            dst[m] = res[m * LANES + k]
+
+
+@njit(error_model="numpy")
+def depthwise_lanes(t_lo, t_hi, x, w, out, channels, g):
+    """depthwise2d for float32 by blocks of 16 planes, one plane a lane: planes p0..p0 + 16 of x
+    are interleaved into a zeroed padded scratch (16 floats an element: the borders never
+    written; `_lanes_fill`), every output of the 16 sums its taps with whole vectors
+    (`_dw_lanes4`), and the results are dealt back into their planes (`_lanes_out`). For small
+    planes, where the plane-by-plane kernels' short rows cost more than the sums. A task is a
+    block of 16 planes; the last may hold fewer (its other lanes compute what is left in the
+    scratch and are not stored)."""
+    sh, sw, dh, dw = g.sh, g.sw, g.dh, g.dw
+    pt, pl = g.pt, g.pl
+    _, kh, kw = w.shape
+    _, oh, ow = out.shape
+    planes, h, wd = x.shape
+    wp = wd + pl + g.pr
+    xs = x.reshape(planes, h * wd)
+    outs = out.reshape(planes, oh * ow)
+    buf = np.zeros((h + pt + g.pb) * wp * LANES, np.float32)
+    res = np.empty(oh * ow * LANES, np.float32)
+    wv = np.empty(kh * kw * LANES, np.float32)
+    offs = np.empty(kh * kw, np.int64)  # each tap's start from a window's corner, in floats
+    for a in range(kh):
+        for b in range(kw):
+            offs[a * kw + b] = (a * dh * wp + b * dw) * LANES
+    step = sw * LANES
+    for t in range(t_lo, t_hi):
+        p0 = t * LANES
+        q = min(LANES, planes - p0)
+        for k in range(q):
+            wk = w[(p0 + k) % channels]
+            for a in range(kh):
+                for b in range(kw):
+                    wv[(a * kw + b) * LANES + k] = wk[a, b]
+        _lanes_fill(xs, p0, q, buf, wd, wp, pt, pl)
+        for i in range(oh):
+            at = i * sh * wp * LANES
+            o = i * ow * LANES
+            j = 0
+            while j + 4 <= ow:
+                v0, v1, v2, v3 = _dw_lanes4(buf, wv, offs, at + j * step, step)
+                vstore(res, o + j * LANES, v0)
+                vstore(res, o + (j + 1) * LANES, v1)
+                vstore(res, o + (j + 2) * LANES, v2)
+                vstore(res, o + (j + 3) * LANES, v3)
+                j += 4
+            for jj in range(j, ow):
+                acc = vzero()
+                for k in range(offs.size):
+                    acc = vadd(acc, vmul(vload(buf, at + jj * step + offs[k]), vload(wv, k * LANES)))
+                vstore(res, o + jj * LANES, acc)
+        _lanes_out(res, outs, p0, q)
+
+
+def lanes_tasks(planes):
+    """The number of tasks of `depthwise_lanes`."""
+    return -(-planes // LANES)
 
 
 @njit(error_model="numpy")
@@ -764,8 +918,10 @@ def warm() -> None:
         for s in (1, 2, 3):
             o = (6 - 3) // s + 1
             depthwise2d(0, 2, xp, w, np.empty((2, o, o), dt), 2, Window2d(3, 3, s, s, 1, 1, 0, 0, 0, 0))
-            if dt == np.float32 and s < 3:
-                depthwise_simd(0, 2, xp, w, np.empty((2, o, o), dt), 2, Window2d(3, 3, s, s, 1, 1, 0, 0, 0, 0))
+            if dt == np.float32:
+                depthwise_lanes(0, 1, xp, w, np.empty((2, o, o), dt), 2, Window2d(3, 3, s, s, 1, 1, 0, 0, 0, 0))
+                if s == 1:
+                    depthwise_simd(0, 2, xp, w, np.empty((2, o, o), dt), 2, Window2d(3, 3, s, s, 1, 1, 0, 0, 0, 0))
             im2col2d(0, 2, xp, np.empty((2, 3, 3, o + 1, o + 1), dt), Window2d(3, 3, s, s, 1, 1, 1, 1, 1, 1), 0)
             if s == 1:
                 im2col_flat(0, 2, xp, np.empty((2, 3, 3, 6 * 8), dt), Window2d(3, 3, 1, 1, 1, 1, 1, 1, 1, 1))

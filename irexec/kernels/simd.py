@@ -369,6 +369,28 @@ def vclip(typingctx, v, lo, hi):
     return f32x16(v, lo, hi), codegen
 
 
+def _zip(half: int):
+    @intrinsic
+    def zip_half(typingctx, a, b):
+        if not (a == b == f32x16):
+            return None
+
+        def codegen(context, builder, sig, args):
+            first = half * LANES // 2
+            lanes = [i for j in range(LANES // 2) for i in (first + j, LANES + first + j)]
+            return builder.shuffle_vector(args[0], args[1], ir.Constant(ir.VectorType(ir.IntType(32), LANES), lanes))
+
+        return f32x16(a, b), codegen
+
+    return zip_half
+
+
+vzip_lo = _zip(0)
+vzip_lo.__doc__ = "a0, b0, a1, b1, ..., a7, b7: the low halves of a and b interleaved."
+vzip_hi = _zip(1)
+vzip_hi.__doc__ = "a8, b8, ..., a15, b15: the high halves interleaved."
+
+
 @intrinsic
 def vany_below(typingctx, v, low):
     """Whether some lane of v is below low's (ordered: NaN lanes are not)."""
@@ -493,6 +515,27 @@ def vfirst(typingctx, v, count, fill):
         return builder.select(below, args[0], args[2])
 
     return f32x16(v, count, fill), codegen
+
+
+@njit(inline="always")
+def _zip_round(r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14, r15):
+    return (
+        vzip_lo(r0, r8), vzip_hi(r0, r8), vzip_lo(r1, r9), vzip_hi(r1, r9),
+        vzip_lo(r2, r10), vzip_hi(r2, r10), vzip_lo(r3, r11), vzip_hi(r3, r11),
+        vzip_lo(r4, r12), vzip_hi(r4, r12), vzip_lo(r5, r13), vzip_hi(r5, r13),
+        vzip_lo(r6, r14), vzip_hi(r6, r14), vzip_lo(r7, r15), vzip_hi(r7, r15),
+    )  # fmt: skip
+
+
+@njit(inline="always")
+def transpose16(r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14, r15):
+    """The 16 columns of the 16 x 16 matrix whose rows are r0..r15: four rounds of zipping row
+    i with row i + 8 (64 two-vector shuffles)."""
+    for _ in range(4):
+        r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14, r15 = _zip_round(
+            r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14, r15
+        )
+    return r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14, r15
 
 
 @njit(inline="always")
