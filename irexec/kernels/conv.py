@@ -53,9 +53,9 @@ DEPTHWISE_TAP_SAVING = 10e-6
 # about 0.4 ms (measured: 3x3 stride 2 over 1x96x112x112 0.75 -> 0.55 ms, 7x7 over 1x96x56x56
 # 0.93 -> 0.59; 3x3 over 1x576x14x14, 0.18 ms, is no faster on two)
 DEPTHWISE_COST = 2.0
-# float32 depthwise convolutions run 16 planes at a time, one a lane (`conv_loops.depthwise_lanes`),
-# but at unit strides over planes of more than this many outputs, whose long rows the plane by
-# plane kernels sum as fast (us, one process, medians, plane by plane against lanes: 960 planes of
+# float32 depthwise convolutions run 16 planes at a time, one a lane (`conv_loops.depthwise_lanes`;
+# the planes past the last 16, plane by plane), but at unit strides over planes of more than this
+# many outputs, whose long rows the plane by plane kernels sum as fast (us, one process, medians, plane by plane against lanes: 960 planes of
 # 7x7 226 / 61, 576 of 14x14 197 / 87, 576 of 14x14 at stride 2 134 / 51, 1152 of 7x7 5x5 290 /
 # 135, 144 of 56x56 at stride 2 226 / 177, 96 of 112x112 at stride 2 517 / 443; unit strides:
 # 144 of 56x56 371 / 369, 32 of 112x112 313 / 352)
@@ -560,12 +560,18 @@ def _depthwise_kernel(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray |
     # set each: 7x7 over 32x14x14 43 -> 26 us against `depthwise2d`), the 3x3 by `_unit33`
     # (8x112x112: 64 us against 94)
     wc = np.ascontiguousarray(filters(w, x.dtype))
-    if x.dtype == np.float32 and (any(st != 1 for st in win.strides) or math.prod(out_sp) <= LANES_MAX_UNIT_OUT):
-        jit.parallel_for(k.depthwise_lanes, k.lanes_tasks(n * c), threads, planes, wc, out, c, plane)
-        return out.reshape(n, c, *out_sp)
-    simd = x.dtype == np.float32 and all(st == 1 for st in win.strides) and taps > 9
-    kernel = k.depthwise_simd if simd else k.depthwise2d
-    jit.parallel_for(kernel, n * c, threads, planes, wc, out, c, plane)
+    unit = all(st == 1 for st in win.strides)
+    full = 0  # planes that go 16 at a time
+    if x.dtype == np.float32 and (not unit or math.prod(out_sp) <= LANES_MAX_UNIT_OUT):
+        full = n * c // k.LANES * k.LANES
+        if full:
+            jit.parallel_for(k.depthwise_lanes, k.lanes_tasks(full), threads, planes[:full], wc, out[:full], c, plane)
+    if full < n * c:  # the rest plane by plane, each with its channel's filter
+        if full:
+            wc = np.ascontiguousarray(wc[np.arange(full, n * c) % c])
+        kernel = k.depthwise_simd if x.dtype == np.float32 and unit and taps > 9 else k.depthwise2d
+        rest = n * c - full
+        jit.parallel_for(kernel, rest, threads, planes[full:], wc, out[full:], len(wc) if full else c, plane)
     return out.reshape(n, c, *out_sp)
 
 

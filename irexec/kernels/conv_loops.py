@@ -341,72 +341,69 @@ def _lane_put(buf, v, i, j, wd, wp, pt, pl):
 
 
 @njit(error_model="numpy")
-def _lanes_fill(xs, p0, q, buf, wd, wp, pt, pl):
-    """Planes p0..p0 + q of xs (planes, H W) into the interleaved padded scratch: 16 positions
-    of 16 planes a transposition in registers (`simd.transpose16`), the rest one by one."""
+def _lanes_fill(xs, p0, buf, wd, wp, pt, pl):
+    """Planes p0..p0 + 16 of xs (planes, H W) into the interleaved padded scratch: 16 positions
+    a transposition in registers (`simd.transpose16`), the last few one by one."""
     hw = xs.shape[1]
     m0 = 0
-    if q == LANES:
-        while m0 + LANES <= hw:
-            t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15 = _lanes_in(xs, p0, m0)
-            i, j = m0 // wd, m0 % wd
-            i, j = _lane_put(buf, t0, i, j, wd, wp, pt, pl)
-            i, j = _lane_put(buf, t1, i, j, wd, wp, pt, pl)
-            i, j = _lane_put(buf, t2, i, j, wd, wp, pt, pl)
-            i, j = _lane_put(buf, t3, i, j, wd, wp, pt, pl)
-            i, j = _lane_put(buf, t4, i, j, wd, wp, pt, pl)
-            i, j = _lane_put(buf, t5, i, j, wd, wp, pt, pl)
-            i, j = _lane_put(buf, t6, i, j, wd, wp, pt, pl)
-            i, j = _lane_put(buf, t7, i, j, wd, wp, pt, pl)
-            i, j = _lane_put(buf, t8, i, j, wd, wp, pt, pl)
-            i, j = _lane_put(buf, t9, i, j, wd, wp, pt, pl)
-            i, j = _lane_put(buf, t10, i, j, wd, wp, pt, pl)
-            i, j = _lane_put(buf, t11, i, j, wd, wp, pt, pl)
-            i, j = _lane_put(buf, t12, i, j, wd, wp, pt, pl)
-            i, j = _lane_put(buf, t13, i, j, wd, wp, pt, pl)
-            i, j = _lane_put(buf, t14, i, j, wd, wp, pt, pl)
-            _lane_put(buf, t15, i, j, wd, wp, pt, pl)
-            m0 += LANES
-    for k in range(q):
+    while m0 + LANES <= hw:
+        t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15 = _lanes_in(xs, p0, m0)
+        i, j = m0 // wd, m0 % wd
+        i, j = _lane_put(buf, t0, i, j, wd, wp, pt, pl)
+        i, j = _lane_put(buf, t1, i, j, wd, wp, pt, pl)
+        i, j = _lane_put(buf, t2, i, j, wd, wp, pt, pl)
+        i, j = _lane_put(buf, t3, i, j, wd, wp, pt, pl)
+        i, j = _lane_put(buf, t4, i, j, wd, wp, pt, pl)
+        i, j = _lane_put(buf, t5, i, j, wd, wp, pt, pl)
+        i, j = _lane_put(buf, t6, i, j, wd, wp, pt, pl)
+        i, j = _lane_put(buf, t7, i, j, wd, wp, pt, pl)
+        i, j = _lane_put(buf, t8, i, j, wd, wp, pt, pl)
+        i, j = _lane_put(buf, t9, i, j, wd, wp, pt, pl)
+        i, j = _lane_put(buf, t10, i, j, wd, wp, pt, pl)
+        i, j = _lane_put(buf, t11, i, j, wd, wp, pt, pl)
+        i, j = _lane_put(buf, t12, i, j, wd, wp, pt, pl)
+        i, j = _lane_put(buf, t13, i, j, wd, wp, pt, pl)
+        i, j = _lane_put(buf, t14, i, j, wd, wp, pt, pl)
+        _lane_put(buf, t15, i, j, wd, wp, pt, pl)
+        m0 += LANES
+    for k in range(LANES):
         src = xs[p0 + k]
         for m in range(m0, hw):
             buf[((m // wd + pt) * wp + m % wd + pl) * LANES + k] = src[m]
 
 
 @njit(error_model="numpy")
-def _lanes_out(res, outs, p0, q):
-    """The interleaved results (H W positions of 16 lanes) dealt into planes p0..p0 + q of outs
-    (planes, OH OW): 16 positions of 16 planes a transposition in registers, the rest one by
-    one."""
+def _lanes_out(res, outs, p0):
+    """The interleaved results (OH OW positions of 16 lanes) dealt into planes p0..p0 + 16 of
+    outs (planes, OH OW): 16 positions a transposition in registers, the last few one by one."""
     m_n = outs.shape[1]
     m0 = 0
-    if q == LANES:
-        while m0 + LANES <= m_n:
-            at = m0 * LANES
-            t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15 = transpose16(
-                vload(res, at), vload(res, at + 16), vload(res, at + 32), vload(res, at + 48),
-                vload(res, at + 64), vload(res, at + 80), vload(res, at + 96), vload(res, at + 112),
-                vload(res, at + 128), vload(res, at + 144), vload(res, at + 160), vload(res, at + 176),
-                vload(res, at + 192), vload(res, at + 208), vload(res, at + 224), vload(res, at + 240),
-            )  # fmt: skip
-            vstore(outs[p0], m0, t0)
-            vstore(outs[p0 + 1], m0, t1)
-            vstore(outs[p0 + 2], m0, t2)
-            vstore(outs[p0 + 3], m0, t3)
-            vstore(outs[p0 + 4], m0, t4)
-            vstore(outs[p0 + 5], m0, t5)
-            vstore(outs[p0 + 6], m0, t6)
-            vstore(outs[p0 + 7], m0, t7)
-            vstore(outs[p0 + 8], m0, t8)
-            vstore(outs[p0 + 9], m0, t9)
-            vstore(outs[p0 + 10], m0, t10)
-            vstore(outs[p0 + 11], m0, t11)
-            vstore(outs[p0 + 12], m0, t12)
-            vstore(outs[p0 + 13], m0, t13)
-            vstore(outs[p0 + 14], m0, t14)
-            vstore(outs[p0 + 15], m0, t15)
-            m0 += LANES
-    for k in range(q):
+    while m0 + LANES <= m_n:
+        at = m0 * LANES
+        t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15 = transpose16(
+            vload(res, at), vload(res, at + 16), vload(res, at + 32), vload(res, at + 48),
+            vload(res, at + 64), vload(res, at + 80), vload(res, at + 96), vload(res, at + 112),
+            vload(res, at + 128), vload(res, at + 144), vload(res, at + 160), vload(res, at + 176),
+            vload(res, at + 192), vload(res, at + 208), vload(res, at + 224), vload(res, at + 240),
+        )  # fmt: skip
+        vstore(outs[p0], m0, t0)
+        vstore(outs[p0 + 1], m0, t1)
+        vstore(outs[p0 + 2], m0, t2)
+        vstore(outs[p0 + 3], m0, t3)
+        vstore(outs[p0 + 4], m0, t4)
+        vstore(outs[p0 + 5], m0, t5)
+        vstore(outs[p0 + 6], m0, t6)
+        vstore(outs[p0 + 7], m0, t7)
+        vstore(outs[p0 + 8], m0, t8)
+        vstore(outs[p0 + 9], m0, t9)
+        vstore(outs[p0 + 10], m0, t10)
+        vstore(outs[p0 + 11], m0, t11)
+        vstore(outs[p0 + 12], m0, t12)
+        vstore(outs[p0 + 13], m0, t13)
+        vstore(outs[p0 + 14], m0, t14)
+        vstore(outs[p0 + 15], m0, t15)
+        m0 += LANES
+    for k in range(LANES):
         dst = outs[p0 + k]
         for m in range(m0, m_n):
             dst[m] = res[m * LANES + k]
@@ -419,8 +416,7 @@ def depthwise_lanes(t_lo, t_hi, x, w, out, channels, g):
     written; `_lanes_fill`), every output of the 16 sums its taps with whole vectors
     (`_dw_lanes4`), and the results are dealt back into their planes (`_lanes_out`). For small
     planes, where the plane-by-plane kernels' short rows cost more than the sums. A task is a
-    block of 16 planes; the last may hold fewer (its other lanes compute what is left in the
-    scratch and are not stored)."""
+    block of 16 planes: x holds a multiple of 16."""
     sh, sw, dh, dw = g.sh, g.sw, g.dh, g.dw
     pt, pl = g.pt, g.pl
     _, kh, kw = w.shape
@@ -439,13 +435,12 @@ def depthwise_lanes(t_lo, t_hi, x, w, out, channels, g):
     step = sw * LANES
     for t in range(t_lo, t_hi):
         p0 = t * LANES
-        q = min(LANES, planes - p0)
-        for k in range(q):
+        for k in range(LANES):
             wk = w[(p0 + k) % channels]
             for a in range(kh):
                 for b in range(kw):
                     wv[(a * kw + b) * LANES + k] = wk[a, b]
-        _lanes_fill(xs, p0, q, buf, wd, wp, pt, pl)
+        _lanes_fill(xs, p0, buf, wd, wp, pt, pl)
         for i in range(oh):
             at = i * sh * wp * LANES
             o = i * ow * LANES
@@ -462,12 +457,12 @@ def depthwise_lanes(t_lo, t_hi, x, w, out, channels, g):
                 for k in range(offs.size):
                     acc = vadd(acc, vmul(vload(buf, at + jj * step + offs[k]), vload(wv, k * LANES)))
                 vstore(res, o + jj * LANES, acc)
-        _lanes_out(res, outs, p0, q)
+        _lanes_out(res, outs, p0)
 
 
 def lanes_tasks(planes):
-    """The number of tasks of `depthwise_lanes`."""
-    return -(-planes // LANES)
+    """The number of tasks of `depthwise_lanes` (planes a multiple of 16)."""
+    return planes // LANES
 
 
 @njit(error_model="numpy")
@@ -919,7 +914,8 @@ def warm() -> None:
             o = (6 - 3) // s + 1
             depthwise2d(0, 2, xp, w, np.empty((2, o, o), dt), 2, Window2d(3, 3, s, s, 1, 1, 0, 0, 0, 0))
             if dt == np.float32:
-                depthwise_lanes(0, 1, xp, w, np.empty((2, o, o), dt), 2, Window2d(3, 3, s, s, 1, 1, 0, 0, 0, 0))
+                xl = np.ones((LANES, 6, 6), dt)
+                depthwise_lanes(0, 1, xl, w, np.empty((LANES, o, o), dt), 2, Window2d(3, 3, s, s, 1, 1, 0, 0, 0, 0))
                 if s == 1:
                     depthwise_simd(0, 2, xp, w, np.empty((2, o, o), dt), 2, Window2d(3, 3, s, s, 1, 1, 0, 0, 0, 0))
             im2col2d(0, 2, xp, np.empty((2, 3, 3, o + 1, o + 1), dt), Window2d(3, 3, s, s, 1, 1, 1, 1, 1, 1), 0)
