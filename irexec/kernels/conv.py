@@ -260,7 +260,7 @@ def _direct(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
 SIMD_THREAD_FMAS = 16_000_000
 
 
-def _simd(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
+def _simd(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndarray | None:
     """A dense float32 2-D convolution (pads >= 0) by `conv_loops.dense_simd`, its accumulators
     in registers: the input planes padded and dealt into their stride phases (`deal_flat`), then
     8 output channels by 32 positions a tile, every tap a contiguous run; output rows as wide as
@@ -270,8 +270,13 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     and 0.15 on two). None when the case is not that one or the kernels do
     not pay, and for windows that do not overlap (strides as large as the window: ConvNeXt's
     2x2 stride-2 over 96 channels at 56x56 took 1.23 ms against the columns' 0.71; a 1x1 window
-    is a product without columns: 8 -> 48 channels at 112x112 0.29 ms against BLAS's 0.19)."""
+    is a product without columns: 8 -> 48 channels at 112x112 0.29 ms against BLAS's 0.19).
+    Grouped (w (Cout, C/groups, kh, kw)): one call for every group, a group's channels a batch
+    item of their own (RegNet's groups of 8 channels: 55 of them over 7x7 went as 55 products
+    of their columns)."""
     if not w.size or not _overlapping_case(x, win, (np.float32,)):
+        return None
+    if x.shape[1] % groups or w.shape[0] % groups or w.shape[1] * groups != x.shape[1]:
         return None
     n, c, h, wd = x.shape
     (kh, kw), (sh, sw), (oh, ow) = win.kernel, win.strides, win.out
@@ -287,11 +292,21 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     buf = np.zeros((n * c, sh * sw, length), np.float32)
     jit.call(k.deal_flat, 0, n * c, np.ascontiguousarray(x).reshape(n * c, h, wd), buf, g, width)
     c_out = w.shape[0]
-    wk = np.ascontiguousarray(filters(w, np.float32).reshape(c_out, c, kh * kw))
+    ig = c // groups
+    wk = np.ascontiguousarray(filters(w, np.float32).reshape(c_out, ig, kh * kw))
     out = np.empty((n, c_out, tiles * k.TILE), np.float32)
-    fmas = n * c_out * oh * ow * c * kh * kw
+    fmas = n * c_out * oh * ow * ig * kh * kw
     threads = jit.threads_for(fmas, config.THREAD_MIN_BYTES / SIMD_THREAD_FMAS)
-    jit.parallel_for(k.dense_simd, k.simd_tasks(n, c_out), threads, buf.reshape(n, c, sh * sw * length), wk, taps, out)
+    jit.parallel_for(
+        k.dense_simd,
+        k.simd_tasks(n, c_out, groups),
+        threads,
+        buf.reshape(n * groups, ig, sh * sw * length),
+        wk,
+        taps,
+        out.reshape(n * groups, c_out // groups, tiles * k.TILE),
+        groups,
+    )
     if width == ow and m == tiles * k.TILE:
         return out.reshape(n, c_out, oh, ow)
     y = np.empty((n, c_out, oh, ow), np.float32)
@@ -324,16 +339,15 @@ DIRECT_MAX_GROUPS = 8
 
 def _direct_groups(x: np.ndarray, w: np.ndarray, win: Window, groups: int) -> np.ndarray | None:
     """A grouped convolution (w (Cout, C/groups, *k)) by `_direct`, group by group, or None
-    when its groups are not a case `_direct` takes."""
+    when its groups are not a case `_direct` takes (float32 ones whose windows overlap went to
+    the grouped `_simd` first)."""
     if x.ndim != 4 or x.shape[1] % groups or w.shape[0] % groups:
         return None
     ig, og = x.shape[1] // groups, w.shape[0] // groups
     parts = []
     for g in range(groups):
         xg, wg = x[:, g * ig : (g + 1) * ig], w[g * og : (g + 1) * og]
-        y = _simd(xg, wg, win)
-        if y is None:
-            y = _direct(xg, wg, win)
+        y = _direct(xg, wg, win)
         if y is None:  # the first group already: every group is the same case
             return None
         parts.append(y)
@@ -514,8 +528,10 @@ def convolution(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> n
         y = _dense(x, w, win)
         if y is not None:
             return y
-    elif groups <= DIRECT_MAX_GROUPS:
-        y = _direct_groups(x, w, win, groups)
+    else:
+        y = _simd(x, w, win, groups)
+        if y is None and groups <= DIRECT_MAX_GROUPS:
+            y = _direct_groups(x, w, win, groups)
         if y is not None:
             return y
     flat = _flat_columns(x, win)

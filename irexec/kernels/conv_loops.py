@@ -620,7 +620,7 @@ TILE = 2 * LANES
 
 
 @njit(error_model="numpy")
-def dense_simd(t_lo, t_hi, buf, w, taps, out):
+def dense_simd(t_lo, t_hi, buf, w, taps, out, groups):
     """A dense float32 2-D convolution with its accumulators in registers: out[n, o, m] = sum
     over c, then taps k, of w[o, c, k] * buf[n, c, m + taps[k]], from 0, one multiply-add each
     (the order of `dense_phased`). buf[n, c] holds input plane c padded and dealt into its
@@ -630,16 +630,20 @@ def dense_simd(t_lo, t_hi, buf, w, taps, out):
     thrown away: `crop_rows`), and every tap reads a contiguous run. A tile is 8 output
     channels (one broadcast filter value each) by TILE positions (two vectors of `simd.LANES`);
     a task is one batch item's 8 channels (`simd_tasks`). out's last axis is a multiple of
-    TILE; buf's planes reach the last tile's last tap."""
+    TILE; buf's planes reach the last tile's last tap. Grouped: buf (N groups, C/groups, .) and
+    out (N groups, Cout/groups, .), each group's input and output channels a batch item of
+    their own, whose filters are w's rows of that group."""
     c_in = buf.shape[1]
     c_out, _, k_n = w.shape
+    og = c_out // groups
     tiles = out.shape[2] // TILE
-    blocks = (c_out + 7) // 8
+    blocks = (og + 7) // 8
     for t in range(t_lo, t_hi):
         b_i = t // blocks
-        o = t % blocks * 8
-        q_n = min(8, c_out - o)
-        last = c_out - 1  # a block of fewer than 8 channels repeats its last one (not stored)
+        first = b_i % groups * og  # the group's first filter
+        o = first + t % blocks * 8
+        q_n = min(8, first + og - o)
+        last = first + og - 1  # a block of fewer than 8 channels repeats its last one (not stored)
         o1, o2, o3 = min(o + 1, last), min(o + 2, last), min(o + 3, last)
         o4, o5, o6, o7 = min(o + 4, last), min(o + 5, last), min(o + 6, last), min(o + 7, last)
         for tile in range(tiles):
@@ -663,14 +667,14 @@ def dense_simd(t_lo, t_hi, buf, w, taps, out):
                     a6, b6 = vfma2(x0, x1, w6[k], a6, b6)
                     a7, b7 = vfma2(x0, x1, w7[k], a7, b7)
             dst = out[b_i]
-            _store2(dst[o], m0, a0, b0, True)
-            _store2(dst[o1], m0, a1, b1, q_n > 1)
-            _store2(dst[o2], m0, a2, b2, q_n > 2)
-            _store2(dst[o3], m0, a3, b3, q_n > 3)
-            _store2(dst[o4], m0, a4, b4, q_n > 4)
-            _store2(dst[o5], m0, a5, b5, q_n > 5)
-            _store2(dst[o6], m0, a6, b6, q_n > 6)
-            _store2(dst[o7], m0, a7, b7, q_n > 7)
+            _store2(dst[o - first], m0, a0, b0, True)
+            _store2(dst[o1 - first], m0, a1, b1, q_n > 1)
+            _store2(dst[o2 - first], m0, a2, b2, q_n > 2)
+            _store2(dst[o3 - first], m0, a3, b3, q_n > 3)
+            _store2(dst[o4 - first], m0, a4, b4, q_n > 4)
+            _store2(dst[o5 - first], m0, a5, b5, q_n > 5)
+            _store2(dst[o6 - first], m0, a6, b6, q_n > 6)
+            _store2(dst[o7 - first], m0, a7, b7, q_n > 7)
 
 
 @njit(inline="always")
@@ -806,9 +810,9 @@ def pointwise_tasks(n, m):
     return n * -(-m // POINT_SPAN)
 
 
-def simd_tasks(n, c_out):
+def simd_tasks(n, c_out, groups=1):
     """The number of tasks of `dense_simd`."""
-    return n * -(-c_out // 8)
+    return n * groups * -(-c_out // groups // 8)
 
 
 def dense_tasks(n, c_out, oh, width):
@@ -932,7 +936,7 @@ def warm() -> None:
                 buf = np.zeros((2, s * s, 8 * 8 + 2 * TILE), dt)
                 deal_flat(0, 2, xp, buf, g, -(-8 // s))
                 out = np.empty((1, 3, TILE), dt)
-                dense_simd(0, 1, buf.reshape(1, 2, -1), np.ones((3, 2, 9), dt), np.zeros(9, np.int64), out)
+                dense_simd(0, 1, buf.reshape(1, 2, -1), np.ones((3, 2, 9), dt), np.zeros(9, np.int64), out, 1)
                 crop_rows(0, 3, out.reshape(3, TILE), np.empty((3, 2, 3), dt), 4)
                 one = np.float32(0)
                 pointwise_simd(
