@@ -36,6 +36,19 @@ except ImportError:  # pragma: no cover - openvino is in the test extra
 
 
 @pytest.fixture(autouse=True)
+def _blas_as_on_a_loaded_machine(monkeypatch):
+    """Products keep irexec's cap and split in every test (`tests/test_blas_threads.py` tests the
+    quiet-machine rule itself): on an idle machine they would run on OpenBLAS's threads, and the
+    kernels' thread counts that tests assert would depend on whether the machine was idle during
+    a product in the last 0.1 s (`jit.cores_taken`)."""
+    from irexec import config
+    from irexec.kernels import jit
+
+    monkeypatch.setattr(config, "BLAS_QUIET_FLOPS", 0)
+    jit.cores_taken(0)
+
+
+@pytest.fixture(autouse=True)
 def _openvino_unpatched():
     yield
     if _PRISTINE is not None:

@@ -4,7 +4,11 @@ products run in several Python threads at once."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -109,7 +113,7 @@ def test_split_products_are_numpys(monkeypatch, a_shape, b_shape, out):
     """Products from config.BLAS_SPLIT_FLOPS up run in blocks on the kernel threads: numpy's
     values and shape, into `out` when given; a shape that does not split runs whole."""
     monkeypatch.setattr(config, "BLAS_SPLIT_FLOPS", 1)
-    calls = []
+    calls = []  # (conftest keeps the quiet-machine rule off: it would go before the split)
     real = blas.split
     monkeypatch.setattr(blas, "split", lambda *args: calls.append(1) or real(*args))
     rng = np.random.default_rng(1)
@@ -124,3 +128,58 @@ def test_split_products_are_numpys(monkeypatch, a_shape, b_shape, out):
     if out:
         assert got is dest
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-3)
+
+
+@needs_openblas
+def test_quiet_machine_products_run_on_openblas_threads(monkeypatch):
+    """From config.BLAS_QUIET_FLOPS, on a machine where no other process's task is runnable, a
+    product runs on OpenBLAS's own threads (numpy's values), and the kernels keep to the calling
+    thread while its workers spin (`jit.cores_taken`); with another task runnable it takes the
+    cap as before."""
+    from irexec.kernels import jit
+
+    own = blas._lookup()[1]
+    monkeypatch.setattr(config, "BLAS_QUIET_FLOPS", 10_000_000)
+    monkeypatch.setattr(config, "BLAS_SPLIT_FLOPS", 0)
+    monkeypatch.setattr(config, "NUM_THREADS", 2)
+    seen = []
+    real = blas.np.matmul
+
+    def spy(*args, **kw):
+        seen.append(_threads())
+        return real(*args, **kw)
+
+    monkeypatch.setattr(blas.np, "matmul", spy)
+    rng = np.random.default_rng(2)
+    a = rng.normal(size=(256, 256)).astype(np.float32)  # 3.4e7 flops
+    big = 64 * config.THREAD_MIN_BYTES
+    assert jit.threads_for(big) == 2
+    monkeypatch.setattr(blas, "quiet", lambda: True)
+    got = blas.matmul(a, a)
+    assert seen == [own] and jit.threads_for(big) == 1  # the workers spin: the kernels wait
+    np.testing.assert_allclose(got, a.astype(np.float64) @ a.astype(np.float64), rtol=1e-5, atol=1e-3)
+    jit.cores_taken(0)
+    assert jit.threads_for(big) == 2
+    small = a[:32, :32]  # below the rule: OpenBLAS's own serial size, whatever the machine
+    blas.matmul(small, small)
+    assert seen == [own, own] and jit.threads_for(big) == 2
+    monkeypatch.setattr(blas, "quiet", lambda: False)
+    blas.matmul(a, a)
+    assert seen == [own, own, 1] and _threads() == own and jit.threads_for(big) == 2
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="no /proc/loadavg: the rule never applies")
+def test_quiet_is_false_while_another_process_runs():
+    """`blas.quiet` counts the machine's runnable tasks less this process's own: a busy child
+    process makes it False (its answer is kept QUIET_KEEP_S; the test reads past that)."""
+    child = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)  # running
+        answers = []
+        for _ in range(10):
+            time.sleep(blas.QUIET_KEEP_S * 2)
+            answers.append(blas.quiet())
+        assert not any(answers)
+    finally:
+        child.kill()
+        child.wait()

@@ -544,6 +544,7 @@ def wait_loaded(timeout: float | None = None) -> bool:
 
 # ---- threads ----------------------------------------------------------------------------------
 
+_cores_taken_until = 0.0  # `cores_taken`: until then (time.monotonic()) regions run on the caller
 _serial = threading.Lock()  # held by callers when a kernel must not run concurrently
 _ran: set = set()  # (kernel, argument types) that have run once in this process
 
@@ -565,9 +566,19 @@ def threads_for(nbytes: int, cost: float = 1.0) -> int:
     compute-bound kernel (softmax's exponentials: about 12, measured) pays for threads on
     proportionally smaller inputs."""
     work = int(nbytes * cost)
-    if work < config.THREAD_MIN_BYTES:
+    if work < config.THREAD_MIN_BYTES or time.monotonic() < _cores_taken_until:
         return 1
     return max(1, min(config.NUM_THREADS, work // max(1, config.THREAD_MIN_BYTES // 2)))
+
+
+def cores_taken(seconds: float) -> None:
+    """Another library's threads hold the other cores for the next `seconds`: OpenBLAS's
+    workers spin, runnable, for a while after a threaded product (`blas.matmul`), and a kernel
+    thread sharing a core with one ran its chunks slowly while the caller waited for them
+    (DenseNet-121: its products 7 ms faster on OpenBLAS's threads, the model 5% slower). Until
+    then `threads_for` answers one thread (`cores_taken(0)`: from now on as before)."""
+    global _cores_taken_until
+    _cores_taken_until = time.monotonic() + seconds
 
 
 class _Team:
