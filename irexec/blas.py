@@ -173,8 +173,9 @@ class _Quiet:
 
 QUIET_KEEP_S = 0.002
 # how long OpenBLAS's workers spin after a product (its THREAD_TIMEOUT, 2^28 cycles by default:
-# about 0.1 s at 2.5-3 GHz), during which irexec's kernels keep to the calling thread
-SPIN_S = 0.1
+# a worker was last seen runnable 116 ms after a product here), during which irexec's kernels
+# keep to the calling thread
+SPIN_S = 0.12
 quiet = _Quiet()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=quiet.reopen)

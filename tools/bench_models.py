@@ -12,7 +12,10 @@
   inputs) in the same process: interleaved rounds, median latency, the median of the rounds'
   irexec/OpenVINO ratios, geometric means by size (`--models`, `--sizes tiny|real`). The
   contenders run `--pause` ms apart (default 20; OpenVINO's workers spin about 1 ms after a
-  call: 1.0 ms of CPU in the 1, 2, 5 or 20 ms after one). The pause sets the regime measured:
+  call: 1.0 ms of CPU in the 1, 2, 5 or 20 ms after one), and OpenVINO's block waits longer
+  while OpenBLAS's workers still spin after a product irexec ran on them (about 120 ms, on an
+  idle machine: `IREXEC_BLAS_QUIET_FLOPS`), as they took a core from its calls. The pause sets
+  the regime measured:
   with this machine's cores idle 20 ms between rounds both sides run slower than back to back
   (its guest cpuidle driver is haltpoll), and OpenVINO more so on most models (the zoo at real
   sizes: irexec/OpenVINO geometric mean 1.92 at 20 ms, 2.13 at 5 ms; wav2vec2 the exception,
@@ -140,6 +143,16 @@ def _real_feeds(name: str, feeds: dict) -> dict[str, dict]:
     return {}
 
 
+def _settle(pause: float) -> float:
+    """The pause before OpenVINO's calls: `pause`, or as long as OpenBLAS's workers still spin
+    after a product irexec ran on them (`jit.cores_busy_for`, on an idle machine), and 30 ms: a
+    spinning worker took a core from OpenVINO's next calls (DenseNet-121 26.5 -> 51.8 ms)."""
+    from irexec.kernels import jit
+
+    busy = jit.cores_busy_for()
+    return max(pause, busy + 0.03) if busy else pause
+
+
 def _worker(name: str, size: str, mode: str, rounds: int, pause: float = 0.02) -> dict:
     """One model at one size in this fresh process: irexec by `mode` (defaults: load, two calls,
     then timed; eager: `jit="eager"`, kernels loaded) against OpenVINO CPU, interleaved rounds."""
@@ -159,10 +172,10 @@ def _worker(name: str, size: str, mode: str, rounds: int, pause: float = 0.02) -
         req.infer(ov_feeds)
     reps = 5 if size == "tiny" else 2
     irx, ovt = [], []
-    for _ in range(rounds):  # `pause` apart: OpenVINO's workers spin for about 1 ms after its calls
+    for _ in range(rounds):  # `pause` apart, each side's workers done spinning before the other runs
         time.sleep(pause)
         irx.append(_median_time(lambda: m.infer(feeds), reps))
-        time.sleep(pause)
+        time.sleep(_settle(pause))
         ovt.append(_median_time(lambda: req.infer(ov_feeds), reps))
     # the ratio of each round's neighbouring measurements, then their median: the machine's
     # speed drifts by 2x over minutes here, both sides alike

@@ -333,8 +333,11 @@ def _median_time(fn, reps):
     return float(np.median(ts))
 
 
-# between the contenders: OpenVINO's workers spin about 1 ms after a call
-PAUSE = 0.02
+# between the contenders: OpenVINO's workers spin about 1 ms after a call, OpenBLAS's about 120
+# ms after a threaded product (irexec's on an idle machine, `blas.SPIN_S`, and numpy's own `@`
+# in the recurrent ops), and a spinning worker took a core from the other side's calls
+# (OpenVINO's DenseNet-121 26.5 -> 51.8 ms; its LSTM 15 ms at 20 ms apart, 6.5 at 150)
+PAUSE = 0.15
 
 
 def time_both(m, feeds, req, rounds, reps=3):

@@ -571,6 +571,11 @@ def threads_for(nbytes: int, cost: float = 1.0) -> int:
     return max(1, min(config.NUM_THREADS, work // max(1, config.THREAD_MIN_BYTES // 2)))
 
 
+def cores_busy_for() -> float:
+    """Seconds until `cores_taken`'s time is over (0.0 when it is)."""
+    return max(0.0, _cores_taken_until - time.monotonic())
+
+
 def cores_taken(seconds: float) -> None:
     """Another library's threads hold the other cores for the next `seconds`: OpenBLAS's
     workers spin, runnable, for a while after a threaded product (`blas.matmul`), and a kernel
