@@ -24,6 +24,19 @@ def _threads() -> int:
     return int(_find_openblas()[1]())
 
 
+def _thread_counts(monkeypatch) -> list[int]:
+    """The OpenBLAS thread count at each np.matmul that irexec's blas makes from now on."""
+    seen = []
+    real = blas.np.matmul
+
+    def spy(*args, **kw):
+        seen.append(_threads())
+        return real(*args, **kw)
+
+    monkeypatch.setattr(blas.np, "matmul", spy)
+    return seen
+
+
 @pytest.mark.parametrize(
     "a_shape,b_shape",
     [
@@ -58,14 +71,7 @@ def test_serial_below_the_rule_and_restored(monkeypatch):
     monkeypatch.setattr(config, "BLAS_SERIAL_FLOPS", 2_000_000_000)
     assert blas.serial(1e6) == (own > 1)
     assert not blas.serial(3e9)
-    seen = []
-    real = blas.np.matmul
-
-    def spy(*args, **kw):
-        seen.append(_threads())
-        return real(*args, **kw)
-
-    monkeypatch.setattr(blas.np, "matmul", spy)
+    seen = _thread_counts(monkeypatch)
     a = np.ones((128, 128), np.float32)
     blas.matmul(a, a)
     assert seen == [1]
@@ -142,14 +148,7 @@ def test_quiet_machine_products_run_on_openblas_threads(monkeypatch):
     monkeypatch.setattr(config, "BLAS_QUIET_FLOPS", 10_000_000)
     monkeypatch.setattr(config, "BLAS_SPLIT_FLOPS", 0)
     monkeypatch.setattr(config, "NUM_THREADS", 2)
-    seen = []
-    real = blas.np.matmul
-
-    def spy(*args, **kw):
-        seen.append(_threads())
-        return real(*args, **kw)
-
-    monkeypatch.setattr(blas.np, "matmul", spy)
+    seen = _thread_counts(monkeypatch)
     rng = np.random.default_rng(2)
     a = rng.normal(size=(256, 256)).astype(np.float32)  # 3.4e7 flops
     big = 64 * config.THREAD_MIN_BYTES

@@ -404,24 +404,33 @@ def test_float32_convolution_accumulates_in_registers(kernels, monkeypatch, case
     assert np.all(np.abs(got[~nan] - want[~nan]) <= 2 * bound)  # each within the bound of the exact sum
 
 
+def _two_threads(monkeypatch, rule: str) -> list[int]:
+    """Two kernel threads from the smallest work on (the conv family's `rule` of multiply-adds
+    included); the thread count of each `jit.parallel_for` call from now on."""
+    from irexec.kernels import conv as kc
+    from irexec.kernels import jit
+
+    used = []
+    real = jit.parallel_for
+    monkeypatch.setattr(jit, "parallel_for", lambda k, n, t, *a: used.append(t) or real(k, n, t, *a))
+    monkeypatch.setattr(kc, rule, 1)
+    monkeypatch.setattr(jit.config, "THREAD_MIN_BYTES", 1 << 10)
+    monkeypatch.setattr(jit.config, "NUM_THREADS", 2)
+    return used
+
+
 def test_register_tiles_on_two_threads_give_one_threads_bits(kernels, monkeypatch):
     """From SIMD_THREAD_FMAS multiply-adds `conv._simd` puts its tiles (8 output channels of a
     batch item a task) on two threads: each output the same sum in the same order, so the
     same bits as on one thread, for two batch items, 20 output channels (a part block) and
     stride 2."""
     from irexec.kernels import conv as kc
-    from irexec.kernels import jit
 
     x = R.standard_normal((2, 5, 19, 23)).astype(np.float32)
     w = R.standard_normal((20, 5, 3, 3)).astype(np.float32)
     win = _window(x.shape, w.shape, (2, 1), (1, 1), (1, 0), (1, 2))
     one = kc._simd(x, w, win)
-    used = []
-    real = jit.parallel_for
-    monkeypatch.setattr(jit, "parallel_for", lambda k, n, t, *a: used.append(t) or real(k, n, t, *a))
-    monkeypatch.setattr(kc, "SIMD_THREAD_FMAS", 1)
-    monkeypatch.setattr(jit.config, "THREAD_MIN_BYTES", 1 << 10)
-    monkeypatch.setattr(jit.config, "NUM_THREADS", 2)
+    used = _two_threads(monkeypatch, "SIMD_THREAD_FMAS")
     two = kc._simd(x, w, win)
     assert used == [2]
     np.testing.assert_array_equal(one.view(np.int32), two.view(np.int32))
@@ -539,7 +548,6 @@ def test_pointwise_activation_as_it_stores_is_the_separate_passes_bits(kernels, 
     convolution followed by np.maximum(., 0) or np.clip, NaN and infinities included, on one
     thread and on two; more than POINT_MAX_CIN input channels are left to the caller."""
     from irexec.kernels import conv as kc
-    from irexec.kernels import jit
 
     monkeypatch.setattr(kc, "POINT_MIN_POSITIONS", 17 * 19)
     monkeypatch.setattr(kc, "POINT_MIN_FMAS", 1)
@@ -553,12 +561,7 @@ def test_pointwise_activation_as_it_stores_is_the_separate_passes_bits(kernels, 
     assert np.isnan(want).any() and np.isinf(y).any()
     got = kc.pointwise_then(x, w, win, lo_hi)
     np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
-    used = []
-    real = jit.parallel_for
-    monkeypatch.setattr(jit, "parallel_for", lambda k, n, t, *a: used.append(t) or real(k, n, t, *a))
-    monkeypatch.setattr(kc, "POINT_THREAD_FMAS", 1)
-    monkeypatch.setattr(jit.config, "THREAD_MIN_BYTES", 1 << 10)
-    monkeypatch.setattr(jit.config, "NUM_THREADS", 2)
+    used = _two_threads(monkeypatch, "POINT_THREAD_FMAS")
     two = kc.pointwise_then(x, w, win, lo_hi)
     assert used == [2]
     np.testing.assert_array_equal(two.view(np.int32), want.view(np.int32))

@@ -233,13 +233,20 @@ def _dw_vectors4(flat, wk, offs, base, step):
     operations)."""
     a0, a1, a2, a3 = vzero(), vzero(), vzero(), vzero()
     for k in range(wk.size):
-        s = vsplat(wk[k])
-        at = base + offs[k]
-        a0 = vadd(a0, vmul(vload(flat, at), s))
-        a1 = vadd(a1, vmul(vload(flat, at + step), s))
-        a2 = vadd(a2, vmul(vload(flat, at + 2 * step), s))
-        a3 = vadd(a3, vmul(vload(flat, at + 3 * step), s))
+        a0, a1, a2, a3 = _add_products4(flat, base + offs[k], step, vsplat(wk[k]), a0, a1, a2, a3)
     return a0, a1, a2, a3
+
+
+@njit(error_model="numpy", inline="always")
+def _add_products4(src, at, step, s, a0, a1, a2, a3):
+    """a0..a3 plus s times the vectors of src at at, at + step, at + 2 step, at + 3 step: each
+    product rounded, then each sum."""
+    return (
+        vadd(a0, vmul(vload(src, at), s)),
+        vadd(a1, vmul(vload(src, at + step), s)),
+        vadd(a2, vmul(vload(src, at + 2 * step), s)),
+        vadd(a3, vmul(vload(src, at + 3 * step), s)),
+    )
 
 
 @njit(error_model="numpy", inline="always")
@@ -308,12 +315,7 @@ def _dw_lanes4(buf, wv, offs, at, step):
     operations, lane by lane: its bits). Four independent sums overlap their additions."""
     a0, a1, a2, a3 = vzero(), vzero(), vzero(), vzero()
     for k in range(offs.size):
-        s = vload(wv, k * LANES)
-        i = at + offs[k]
-        a0 = vadd(a0, vmul(vload(buf, i), s))
-        a1 = vadd(a1, vmul(vload(buf, i + step), s))
-        a2 = vadd(a2, vmul(vload(buf, i + 2 * step), s))
-        a3 = vadd(a3, vmul(vload(buf, i + 3 * step), s))
+        a0, a1, a2, a3 = _add_products4(buf, at + offs[k], step, vload(wv, k * LANES), a0, a1, a2, a3)
     return a0, a1, a2, a3
 
 
