@@ -471,10 +471,10 @@ POINT_MIN_FMAS = 1_000_000
 POINT_THREAD_FMAS = 16_000_000
 
 
-def _pointwise(x: np.ndarray, wm: np.ndarray, bounds: tuple | None, relu: bool) -> np.ndarray | None:
+def _pointwise(x: np.ndarray, wm: np.ndarray, relu: bool = False, bounds: tuple | None = None) -> np.ndarray | None:
     """The pointwise float32 convolution of x (N, C, *sp) with wm (Cout, C) by
-    `conv_loops.pointwise_simd`, then clipped to `bounds` (float32 lo <= hi) or, with `relu`,
-    np.maximum(., 0); None when the case is not one it takes or the kernels do not pay."""
+    `conv_loops.pointwise_simd`, then, with `relu`, np.maximum(., 0), or clipped to `bounds`
+    (float32 lo <= hi); None when the case is not one it takes or the kernels do not pay."""
     if x.dtype != np.float32 or wm.dtype != np.float32 or not x.size or not wm.size or wm.shape[1] > POINT_MAX_CIN:
         return None
     if x.size // (x.shape[0] * x.shape[1]) < POINT_MIN_POSITIONS or x.size * wm.shape[0] < POINT_MIN_FMAS:
@@ -487,7 +487,7 @@ def _pointwise(x: np.ndarray, wm: np.ndarray, bounds: tuple | None, relu: bool) 
     m = x.size // (n * c)
     c_out = wm.shape[0]
     out = np.empty((n, c_out, m), np.float32)
-    mode, lo, hi = (2, *bounds) if bounds is not None else (1 if relu else 0, 0.0, 0.0)
+    mode, lo, hi = (1, 0.0, 0.0) if relu else (0, 0.0, 0.0) if bounds is None else (2, *bounds)
     threads = jit.threads_for(n * m * c * c_out, config.THREAD_MIN_BYTES / POINT_THREAD_FMAS)
     jit.parallel_for(
         k.pointwise_simd,
@@ -509,7 +509,7 @@ def pointwise_then(x: np.ndarray, w: np.ndarray, win: Window, bounds: tuple | No
     kernel does not take it (the caller convolves, then activates)."""
     if x.ndim < 3 or not win.pointwise or w.ndim != x.ndim:
         return None
-    return _pointwise(x, w.reshape(w.shape[0], w.shape[1]), bounds, bounds is None)
+    return _pointwise(x, w.reshape(w.shape[0], w.shape[1]), relu=bounds is None, bounds=bounds)
 
 
 def convolution(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndarray:
@@ -519,7 +519,7 @@ def convolution(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> n
         return y.reshape(y.shape[0], y.shape[1], y.shape[3])
     if groups == 1 and x.ndim >= 3 and x.dtype != np.float16 and win.pointwise:
         wm = w.reshape(w.shape[0], w.shape[1]).astype(x.dtype, copy=False)
-        y = _pointwise(x, wm, None, False)
+        y = _pointwise(x, wm)
         if y is not None:
             return y
         y = blas.matmul(wm, x.reshape(x.shape[0], x.shape[1], -1))
