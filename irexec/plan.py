@@ -79,6 +79,12 @@ def make_plan(graph: Graph, found: Inferred) -> Plan:
     )
     read = {k for s in steps for k in s.operands} | set(results)
     constants = {k: specs[k].value for k in read if specs[k].value is not None}
+    for value in constants.values():
+        # no step writes into a constant: read-only, as the .bin's mapped weights are, so an op
+        # may remember what it derives from one by identity (a folded f16 -> f32 Convert's
+        # result is a fresh, writeable array otherwise); a folded numpy scalar is immutable
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
     run_steps = fuse(steps, specs, results)
     return Plan(
         steps,

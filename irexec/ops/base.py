@@ -126,6 +126,16 @@ class Op:
             table[key] = value
         return value
 
+    def derived(self, kind: str, array: np.ndarray, key: Hashable, compute: Callable[[], _V]) -> _V:
+        """compute() (something derived from `array`: weights converted, transposed, packed),
+        remembered per `key` when the array is a constant: read-only (the plan's constants are, as
+        the .bin's mapped weights), the same array every run, known by identity (the entry holds
+        the array, so its id cannot be reused by another). Computed again for anything else."""
+        if array.flags.writeable:
+            return compute()
+        entry = self.remembered(kind, (id(array), key), lambda: (array, compute()))
+        return entry[1] if entry[0] is array else compute()
+
     def check_output(self, shape: tuple[int, ...], et: str, sig: Sig) -> None:
         """Refuse, before allocating, an output whose size is only known at run time (a static
         output was checked at load)."""
