@@ -82,6 +82,7 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "embedding": ("irexec.kernels.embedding_loops", "irexec.kernels.embedding_loops"),
     "nms": ("irexec.kernels.nms_loops", "irexec.kernels.nms_loops"),
     "detectron": ("irexec.kernels.detectron_loops", "irexec.kernels.detectron_loops"),
+    "recurrent": ("irexec.kernels.recurrent_loops", "irexec.kernels.recurrent_loops"),
 }
 # the families `kernels/probes.py` has a real-size op for (the others keep the cost model's
 # defaults; tests/test_jit_policy.py checks the two lists agree)

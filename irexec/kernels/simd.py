@@ -604,6 +604,22 @@ def dsplat(typingctx, x):
 
 
 @intrinsic
+def dstore(typingctx, array, index, value):
+    """array[index:index + 16] = value for a 1-D contiguous float64 array (no bounds check)."""
+    f64_row = isinstance(array, types.Array) and array.dtype == types.float64 and array.ndim == 1
+    if not (f64_row and array.layout == "C" and isinstance(index, types.Integer) and value == f64x16):
+        return None
+
+    def codegen(context, builder, sig, args):
+        _wide(builder)
+        ptr = builder.bitcast(_element(context, builder, sig.args[0], args[0], args[1]), _DVEC.as_pointer())
+        builder.store(args[2], ptr, align=8)
+        return context.get_dummy_value()
+
+    return types.none(array, index, value), codegen
+
+
+@intrinsic
 def dfma(typingctx, a, b, c):
     """a * b + c in float64 lane by lane, fused where the machine has fused multiply-adds (as a
     scalar `a * b + c` compiled with `contract`)."""
