@@ -165,6 +165,39 @@ def test_roi_align_3_against_the_reference():
     assert (got == 0).all()  # all-negative data, max mode
 
 
+@pytest.mark.parametrize("jit", ["never", "always"])
+@pytest.mark.parametrize("mode", ["avg", "max"])
+@pytest.mark.parametrize("aligned", ["asymmetric", "half_pixel", "half_pixel_for_nn"])
+def test_roi_align_fixed_ratio_blocks_against_the_per_roi_loop(monkeypatch, jit, mode, aligned):
+    """A fixed sampling_ratio pools blocks of ROIs at once (kernels/roi.py `_align_fixed`); bins 1
+    to 2 pixels wide take 2 adaptive samples too, which the per-ROI loop pools: the same bits,
+    over two images, with boxes reaching past the map. With the kernels, the averages' sums run
+    in order on the detectron family's kernel: equal or one float32 unit apart."""
+    from irexec import config
+    from irexec.kernels import detectron_loops
+
+    monkeypatch.setattr(config, "JIT", jit)
+    calls = []
+    if jit == "always":
+        real = detectron_loops.weighted_rows
+        monkeypatch.setattr(detectron_loops, "weighted_rows", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(5)
+    data = normal(2, 6, 11, 13)
+    n = 40
+    x0, y0 = rng.uniform(-3, 10, n), rng.uniform(-3, 8, n)
+    boxes = np.stack([x0, y0, x0 + rng.uniform(4.2, 7.8, n), y0 + rng.uniform(3.2, 5.8, n)], 1).astype(np.float32)
+    batch = rng.integers(0, 2, n).astype(np.int32)
+    attrs = dict(pooled_h=3, pooled_w=4, spatial_scale=1.0, mode=mode, aligned_mode=aligned)
+    fixed = run_op("ROIAlign", "opset9", [data, boxes, batch], sampling_ratio=2, **attrs)[0]
+    adaptive = run_op("ROIAlign", "opset9", [data, boxes, batch], sampling_ratio=0, **attrs)[0]
+    assert bool(calls) == (jit == "always" and mode == "avg")
+    if calls:
+        np.testing.assert_array_max_ulp(fixed, adaptive, maxulp=1)
+    else:
+        np.testing.assert_array_equal(fixed, adaptive)
+    assert np.abs(fixed).max() > 0
+
+
 def test_roi_align_without_samples():
     """A half_pixel ROI of width 0 with adaptive sampling has ceil(0) = 0 samples per bin: the
     reference sums nothing and writes 0 (the CPU plugin NaN); a reversed ROI whose bins are

@@ -1,4 +1,4 @@
-"""The ROI pooling family's numerics (numpy only): ROIPooling, ROIAlign, ROIAlignRotated,
+"""The ROI pooling family's numerics: ROIPooling, ROIAlign, ROIAlignRotated,
 PSROIPooling and DeformablePSROIPooling, as OpenVINO's reference implementations define them
 (src/core/reference/include/openvino/reference/{roi_pooling,roi_align,psroi_pooling,
 deformable_psroi_pooling}.hpp), but for PSROIPooling's bins and bounds, which follow its CPU
@@ -12,13 +12,17 @@ rounded once by the op. The batch index of each ROI is checked by the op before 
 
 Vectorization: one Python iteration per ROI at most (ROIPooling bilinear and
 DeformablePSROIPooling take blocks of ROIs at once, PSROIPooling average all ROIs through a
-summed-area table); within it every bin, sample and channel is one numpy expression. Working
-arrays are bounded by CHUNK elements: ROIs, bin rows and sample rows are taken in blocks.
+summed-area table, ROIAlign with a fixed sampling_ratio too, its averages on the detectron
+family's kernel once it pays: `_align_fixed`); within it every bin, sample and channel is one
+numpy expression. Working arrays are bounded by CHUNK elements: ROIs, bin rows and sample rows
+are taken in blocks.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from . import jit
 
 CHUNK = 1 << 21  # elements of a working array (16 MiB of float64)
 
@@ -248,7 +252,6 @@ def roi_align(data, boxes, batch, pooled, ratio: int, scale: float, mode: str, a
     """ROIAlign-3/9 (avg or max over a grid of bilinear samples per bin)."""
     n, c, h, w = data.shape
     ph, pw = pooled
-    img = channels_last(data)
     off_src = cdt(0.5) if aligned == "half_pixel" else cdt(0)
     off_dst = cdt(-0.5) if aligned in ("half_pixel", "half_pixel_for_nn") else cdt(0)
     b = (boxes.astype(cdt) + off_src) * cdt(scale) + off_dst
@@ -256,6 +259,9 @@ def roi_align(data, boxes, batch, pooled, ratio: int, scale: float, mode: str, a
     if aligned == "asymmetric":
         width, height = np.maximum(width, cdt(1)), np.maximum(height, cdt(1))
     bw, bh = width / cdt(pw), height / cdt(ph)
+    if ratio > 0 and len(boxes) and ph * pw * ratio * ratio * 4 * max(c, 1) <= CHUNK:
+        return _align_fixed(data, b, bw, bh, batch, pooled, ratio, mode, cdt)
+    img = channels_last(data)
     out = np.zeros((len(boxes), ph, pw, c), np.float64)
     for r in range(len(boxes)):
         sx, sy = sample_count(r, bw[r], ratio), sample_count(r, bh[r], ratio)
@@ -264,6 +270,55 @@ def roi_align(data, boxes, batch, pooled, ratio: int, scale: float, mode: str, a
         ys = _samples(b[r, 1], bh[r], sy, bh[r] / cdt(sy), ph, cdt)  # (ph, sy)
         xs = _samples(b[r, 0], bw[r], sx, bw[r] / cdt(sx), pw, cdt)  # (pw, sx)
         out[r] = _pool_grid(img[batch[r]], ys, xs, lambda py, px: (py, px), mode, (h, w))
+    return np.moveaxis(out, 3, 1)
+
+
+def _align_fixed(data, b, bw, bh, batch, pooled, ratio: int, mode: str, cdt) -> np.ndarray:
+    """`roi_align`'s result (R, C, ph, pw) when every ROI takes `ratio` x `ratio` samples a bin and
+    one ROI's samples fit one working array: blocks of ROIs at once, each bin pooled as
+    `_pool_grid` pools it in one block (the same positions, in the same float steps, the same
+    products and sums: its bits), without a Python iteration per ROI. Averages take the kernel
+    of `detectron_loops` when `jit.use` says it pays: each bin's terms summed in float64 one after
+    another where the numpy path's matmul sums them in BLAS's order (equal to float64 roundings),
+    straight from the map's channel rows in its own type (no float64 copy, no gathered array;
+    torchvision's Faster R-CNN box head, 1000 ROIs x 7x7 bins x 16 terms x 256 channels)."""
+    n, c, h, w = data.shape
+    ph, pw = pooled
+    samples = ratio * ratio
+    terms = len(b) * ph * pw * samples * 4 * c
+    rows = None
+    if mode == "avg" and data.dtype in (np.float32, np.float64) and c:
+        from .detectron import FAMILY, SAVING_PER_TERM
+
+        if jit.use(terms * data.itemsize, terms * SAVING_PER_TERM, FAMILY):
+            rows = np.ascontiguousarray(np.moveaxis(data, 1, -1)).reshape(n * h * w, c)
+    if rows is not None:
+        out = np.empty((len(b), c, ph, pw))
+        step = len(b)
+    else:
+        flat = channels_last(data).reshape(n * h * w, c)
+        out = np.empty((len(b), ph, pw, c))
+        step = max(1, CHUNK // (ph * pw * samples * 4 * max(c, 1)))
+    for r0 in range(0, len(b), step):
+        sl = slice(r0, r0 + step)
+        ry, rx = b[sl, 1, None, None], b[sl, 0, None, None]
+        by, bx = bh[sl, None, None], bw[sl, None, None]
+        ys = _samples(ry, by, ratio, by / cdt(ratio), ph, cdt)  # (R, ph, ratio)
+        xs = _samples(rx, bx, ratio, bx / cdt(ratio), pw, cdt)  # (R, pw, ratio)
+        y, x = np.broadcast_arrays(ys[:, :, None, :, None], xs[:, None, :, None, :])
+        idx, wts = align_corners(y, x, h, w)
+        k = y.shape[:3] + (samples, 4)
+        idx = idx.reshape(k) + (batch[sl].astype(np.int64) * (h * w))[:, None, None, None, None]
+        if rows is not None:  # straight into (R, C, ph, pw): no transposition of the result
+            from . import detectron_loops as kl
+
+            bins = len(b) * ph * pw
+            args = (rows, idx.reshape(bins, -1), wts.reshape(bins, -1), float(samples), out.reshape(len(b), c, ph * pw))
+            jit.parallel_for(kl.weighted_rows, bins, jit.threads_for(terms * 8), *args)
+            return out
+        part = _pool_samples(flat, idx, wts.reshape(k), mode)
+        start = np.zeros(part.shape)  # as `_pool_grid`'s bins start: 0 (+0.0 + -0.0 is +0.0)
+        out[sl] = np.fmax(start, part) if mode == "max" else (start + part) / samples
     return np.moveaxis(out, 3, 1)
 
 

@@ -298,6 +298,7 @@ class ROIAlign3(_AlignBase):
     TYPE = "ROIAlign"
     VERSIONS = (3,)
     ROI_COLS = 4
+    KERNELS = ("detectron",)  # the averages' weighted sums (kernels/roi.py)
     mode = Attr("str", choices=("avg", "max"))
 
     def aligned(self) -> str:
