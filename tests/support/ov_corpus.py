@@ -1097,6 +1097,12 @@ def ov_core():
     return ov_module().Core()
 
 
+def cpu_has_bf16() -> bool:
+    """Whether OpenVINO's CPU plugin computes bf16 natively on this CPU (AVX512-BF16, AMX). Where
+    it does not, it runs a model's bf16 layers in f32 and its outputs are no oracle for them."""
+    return "BF16" in ov_core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+
+
 def run_ov_cpu(xml: Path, feeds: list[np.ndarray]) -> tuple[list[np.ndarray] | None, str | None]:
     """OpenVINO CPU results in Result order (f32 inference precision), or the plugin's refusal."""
     core = ov_core()
