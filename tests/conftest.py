@@ -49,6 +49,16 @@ def _blas_as_on_a_loaded_machine(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _register_tiles_on_any_machine(monkeypatch):
+    """The register-tile kernels run wherever the tests run (on AVX2 the dispatch leaves them to
+    BLAS: `jit.wide_vectors`), so the tests that assert their paths hold on any machine;
+    `tests/test_conv_kernels.py` tests the rule itself."""
+    from irexec.kernels import jit
+
+    monkeypatch.setattr(jit, "wide_vectors", lambda: True)
+
+
+@pytest.fixture(autouse=True)
 def _openvino_unpatched():
     yield
     if _PRISTINE is not None:

@@ -498,6 +498,51 @@ POINT_CASES = [
 ]
 
 
+@pytest.mark.parametrize("wide", [True, False])
+def test_register_tiles_need_wide_vectors(kernels, monkeypatch, wide):
+    """Where vectors hold 8 floats (AVX2: `jit.wide_vectors` False) the register tiles would
+    spill: a loaded conv family leaves dense and pointwise float32 convolutions to BLAS's
+    products (the same values to float32 rounding), and depthwise ones over 56x56 planes go
+    plane by plane instead of 16 a vector."""
+    from irexec.kernels import conv_loops, jit
+
+    monkeypatch.setattr(jit, "wide_vectors", lambda: wide)
+    ran = []
+    for name in ("dense_simd", "pointwise_simd", "depthwise_lanes"):
+        real = getattr(conv_loops, name)
+        monkeypatch.setattr(conv_loops, name, lambda *a, real=real, name=name: ran.append(name) or real(*a))
+    x = R.standard_normal((1, 16, 56, 56)).astype(np.float32)
+    w3 = R.standard_normal((24, 16, 3, 3)).astype(np.float32)
+    w1 = R.standard_normal((24, 16, 1, 1)).astype(np.float32)
+    wd = R.standard_normal((16, 1, 1, 3, 3)).astype(np.float32)
+    pads = dict(strides=[1, 1], dilations=[1, 1], pads_begin=[1, 1], pads_end=[1, 1], auto_pad="explicit")
+    none = dict(strides=[1, 1], dilations=[1, 1], pads_begin=[0, 0], pads_end=[0, 0], auto_pad="explicit")
+    run_op("Convolution", "opset1", [x, w1], **none)  # loads the family
+    assert jit.ready("conv")
+    ran.clear()
+    (dense,) = run_op("Convolution", "opset1", [x, w3], **pads)
+    (point,) = run_op("Convolution", "opset1", [x, w1], **none)
+    (depth,) = run_op("GroupConvolution", "opset1", [x, wd], **pads)
+    assert ran == (["dense_simd", "pointwise_simd", "depthwise_lanes"] if wide else [])
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(
+        point, np.einsum("oc,nchw->nohw", w1[:, :, 0, 0].astype(np.float64), x64), rtol=1e-4, atol=1e-4
+    )
+    xp = np.pad(x64, [(0, 0), (0, 0), (1, 1), (1, 1)])
+    ref = sum(
+        np.einsum("oc,nchw->nohw", w3[:, :, a, b].astype(np.float64), xp[:, :, a : a + 56, b : b + 56])
+        for a in range(3)
+        for b in range(3)
+    )
+    np.testing.assert_allclose(dense, ref, rtol=1e-4, atol=1e-4)
+    ref_d = sum(
+        wd[:, 0, 0, a, b, None, None].astype(np.float64) * xp[0, :, a : a + 56, b : b + 56]
+        for a in range(3)
+        for b in range(3)
+    )
+    np.testing.assert_allclose(depth[0], ref_d, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("case", POINT_CASES, ids=[str(c) for c in POINT_CASES])
 def test_pointwise_convolution_accumulates_in_registers(kernels, monkeypatch, case):
     """A float32 1x1 convolution of few input channels runs `conv_loops.pointwise_simd` (8

@@ -260,6 +260,13 @@ def _direct(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
 SIMD_THREAD_FMAS = 16_000_000
 
 
+def _tiles_fit() -> bool:
+    """Whether the register tiles (`_simd`, `_pointwise`) may run: on 512-bit vectors
+    (`jit.wide_vectors`; elsewhere BLAS is faster), asked once the family is loaded (before, the
+    dispatch's `jit.use` decides, and the kernels give the same numbers on any machine)."""
+    return not jit.ready(FAMILY) or jit.wide_vectors()
+
+
 def _simd(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndarray | None:
     """A dense float32 2-D convolution (pads >= 0) by `conv_loops.dense_simd`, its accumulators
     in registers: the input planes padded and dealt into their stride phases (`deal_flat`), then
@@ -280,7 +287,7 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndar
         return None
     n, c, h, wd = x.shape
     (kh, kw), (sh, sw), (oh, ow) = win.kernel, win.strides, win.out
-    if not jit.use(x.nbytes * kh * kw, IM2COL_CALL_SAVING, FAMILY):
+    if not _tiles_fit() or not jit.use(x.nbytes * kh * kw, IM2COL_CALL_SAVING, FAMILY):
         return None
     from . import conv_loops as k
 
@@ -479,7 +486,7 @@ def _pointwise(x: np.ndarray, wm: np.ndarray, relu: bool = False, bounds: tuple 
         return None
     if x.size // (x.shape[0] * x.shape[1]) < POINT_MIN_POSITIONS or x.size * wm.shape[0] < POINT_MIN_FMAS:
         return None
-    if not jit.use(x.nbytes, IM2COL_CALL_SAVING, FAMILY):
+    if not _tiles_fit() or not jit.use(x.nbytes, IM2COL_CALL_SAVING, FAMILY):
         return None
     from . import conv_loops as k
 
@@ -548,6 +555,13 @@ def convolution(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> n
     return _gemm(cols, filters(w, cols.dtype), win.out, groups)
 
 
+def _lanes_max_unit_out() -> int:
+    """`LANES_MAX_UNIT_OUT`, a quarter of it where vectors hold 8 floats (`jit.wide_vectors`: a
+    Zen 3, us, plane by plane against lanes: 144 planes of 56x56 662 / 844, 240 of 28x28 5x5 764
+    / 621)."""
+    return LANES_MAX_UNIT_OUT if jit.wide_vectors() else LANES_MAX_UNIT_OUT // 4
+
+
 def _depthwise_kernel(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     """The 2-D depthwise convolution by the numba kernel (the same products and sums in the
     same order as the numpy path, without a temporary per tap; pads >= 0 are applied plane by
@@ -578,7 +592,7 @@ def _depthwise_kernel(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray |
     wc = np.ascontiguousarray(filters(w, x.dtype))
     unit = all(st == 1 for st in win.strides)
     full = 0  # planes that go 16 at a time
-    if x.dtype == np.float32 and (not unit or math.prod(out_sp) <= LANES_MAX_UNIT_OUT):
+    if x.dtype == np.float32 and (not unit or math.prod(out_sp) <= _lanes_max_unit_out()):
         full = n * c // k.LANES * k.LANES
         if full:
             jit.parallel_for(k.depthwise_lanes, k.lanes_tasks(full), threads, planes[:full], wc, out[:full], c, plane)

@@ -550,6 +550,24 @@ _serial = threading.Lock()  # held by callers when a kernel must not run concurr
 _ran: set = set()  # (kernel, argument types) that have run once in this process
 
 
+_wide: bool | None = None
+
+
+def wide_vectors() -> bool:
+    """Whether this machine's vectors hold 16 floats (AVX-512F), which the register-tile kernels
+    are sized for: `conv_loops`' dense and pointwise tiles keep 16 accumulators of 16 floats in
+    16 of its 32 zmm registers. With AVX2 each is two of its 16 ymm registers and the tiles spill
+    (one thread, a Zen 3: 3x3 64 -> 64 over 56x56 8.5 ms against BLAS's 5.0, 1x1 16 -> 96 over
+    112x112 1.5 against 0.9). Asked once the kernels are loaded: llvmlite comes with numba (alone
+    it costs 45 ms to import)."""
+    global _wide
+    if _wide is None:
+        from llvmlite import binding
+
+        _wide = bool(binding.get_host_cpu_features().get("avx512f", False))
+    return _wide
+
+
 def num_threads() -> int:
     return config.NUM_THREADS
 
