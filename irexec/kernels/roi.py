@@ -286,40 +286,44 @@ def _align_fixed(data, b, bw, bh, batch, pooled, ratio: int, mode: str, cdt) -> 
     ph, pw = pooled
     samples = ratio * ratio
     terms = len(b) * ph * pw * samples * 4 * c
-    rows = None
     if mode == "avg" and data.dtype in (np.float32, np.float64) and c:
         from .detectron import FAMILY, SAVING_PER_TERM
 
         if jit.use(terms * data.itemsize, terms * SAVING_PER_TERM, FAMILY):
-            rows = np.ascontiguousarray(np.moveaxis(data, 1, -1)).reshape(n * h * w, c)
-    if rows is not None:
-        out = np.empty((len(b), c, ph, pw))
-        step = len(b)
-    else:
-        flat = channels_last(data).reshape(n * h * w, c)
-        out = np.empty((len(b), ph, pw, c))
-        step = max(1, CHUNK // (ph * pw * samples * 4 * max(c, 1)))
-    for r0 in range(0, len(b), step):
-        sl = slice(r0, r0 + step)
-        ry, rx = b[sl, 1, None, None], b[sl, 0, None, None]
-        by, bx = bh[sl, None, None], bw[sl, None, None]
-        ys = _samples(ry, by, ratio, by / cdt(ratio), ph, cdt)  # (R, ph, ratio)
-        xs = _samples(rx, bx, ratio, bx / cdt(ratio), pw, cdt)  # (R, pw, ratio)
-        y, x = np.broadcast_arrays(ys[:, :, None, :, None], xs[:, None, :, None, :])
-        idx, wts = align_corners(y, x, h, w)
-        k = y.shape[:3] + (samples, 4)
-        idx = idx.reshape(k) + (batch[sl].astype(np.int64) * (h * w))[:, None, None, None, None]
-        if rows is not None:  # straight into (R, C, ph, pw): no transposition of the result
             from . import detectron_loops as kl
 
+            rows = np.ascontiguousarray(np.moveaxis(data, 1, -1)).reshape(n * h * w, c)
+            idx, wts = _fixed_corners(b, bw, bh, batch, slice(None), pooled, ratio, (h, w), cdt)
+            out = np.empty((len(b), c, ph, pw))  # straight into (R, C, ph, pw): no transposition
             bins = len(b) * ph * pw
-            args = (rows, idx.reshape(bins, -1), wts.reshape(bins, -1), float(samples), out.reshape(len(b), c, ph * pw))
+            args = (rows, idx.reshape(bins, -1), wts.reshape(bins, -1), float(samples), out.reshape(len(b), c, -1))
             jit.parallel_for(kl.weighted_rows, bins, jit.threads_for(terms * 8), *args)
             return out
-        part = _pool_samples(flat, idx, wts.reshape(k), mode)
+    flat = channels_last(data).reshape(n * h * w, c)
+    out = np.empty((len(b), ph, pw, c))
+    step = max(1, CHUNK // (ph * pw * samples * 4 * max(c, 1)))
+    for r0 in range(0, len(b), step):
+        sl = slice(r0, r0 + step)
+        part = _pool_samples(flat, *_fixed_corners(b, bw, bh, batch, sl, pooled, ratio, (h, w), cdt), mode)
         start = np.zeros(part.shape)  # as `_pool_grid`'s bins start: 0 (+0.0 + -0.0 is +0.0)
         out[sl] = np.fmax(start, part) if mode == "max" else (start + part) / samples
     return np.moveaxis(out, 3, 1)
+
+
+def _fixed_corners(b, bw, bh, batch, sl: slice, pooled, ratio: int, size, cdt):
+    """(flat pixel indices into every image's pixels, float64 weights), each (R, ph, pw,
+    ratio * ratio, 4): the samples of ROIs `sl` of `_align_fixed`, in `_pool_grid`'s float steps
+    and order."""
+    (ph, pw), (h, w) = pooled, size
+    ry, rx = b[sl, 1, None, None], b[sl, 0, None, None]
+    by, bx = bh[sl, None, None], bw[sl, None, None]
+    ys = _samples(ry, by, ratio, by / cdt(ratio), ph, cdt)  # (R, ph, ratio)
+    xs = _samples(rx, bx, ratio, bx / cdt(ratio), pw, cdt)  # (R, pw, ratio)
+    y, x = np.broadcast_arrays(ys[:, :, None, :, None], xs[:, None, :, None, :])
+    idx, wts = align_corners(y, x, h, w)
+    k = y.shape[:3] + (ratio * ratio, 4)
+    offset = (batch[sl].astype(np.int64) * (h * w))[:, None, None, None, None]  # the ROI's image
+    return idx.reshape(k) + offset, wts.reshape(k)
 
 
 def roi_align_rotated(data, boxes, batch, pooled, ratio: int, scale: float, clockwise: bool, cdt) -> np.ndarray:

@@ -126,15 +126,17 @@ class Op:
             table[key] = value
         return value
 
-    def derived(self, kind: str, array: np.ndarray, key: Hashable, compute: Callable[[], _V]) -> _V:
-        """compute() (something derived from `array`: weights converted, transposed, packed),
-        remembered per `key` when the array is a constant: read-only (the plan's constants are, as
-        the .bin's mapped weights), the same array every run, known by identity (the entry holds
-        the array, so its id cannot be reused by another). Computed again for anything else."""
-        if array.flags.writeable:
+    def derived(self, kind: str, arrays, key: Hashable, compute: Callable[[], _V]) -> _V:
+        """compute() (something derived from `arrays`, one array or a sequence: weights
+        converted, transposed, packed; a tokenizer's parsed model), remembered per `key` when
+        they are constants: read-only (the plan's constants are, as the .bin's mapped weights),
+        the same arrays every run, known by identity (the entry holds them, so their ids cannot
+        be reused by others). Computed again for anything else."""
+        arrays = (arrays,) if isinstance(arrays, np.ndarray) else tuple(arrays)
+        if any(a.flags.writeable for a in arrays):
             return compute()
-        entry = self.remembered(kind, (id(array), key), lambda: (array, compute()))
-        return entry[1] if entry[0] is array else compute()
+        entry = self.remembered(kind, (*map(id, arrays), key), lambda: (arrays, compute()))
+        return entry[1] if all(a is b for a, b in zip(entry[0], arrays)) else compute()
 
     def check_output(self, shape: tuple[int, ...], et: str, sig: Sig) -> None:
         """Refuse, before allocating, an output whose size is only known at run time (a static

@@ -514,7 +514,7 @@ class _ScatterElementsBase(Op):
         slices: an index expanded over the other dims, as torchvision's ROI pooler writes each
         level's features): slice k of the updates goes to slice idx[k] of the output, the last
         one winning, as many slice copies as there are distinct targets instead of a sort of
-        every element (1000x256x7x7: 24 -> 8 ms). None when the indices are not so."""
+        every element (1000x256x7x7: 908 -> 28 ms). None when the indices are not so."""
         if idx.shape[a] == idx.size or not idx.size:
             return None
         first = idx[tuple(slice(None) if i == a else slice(0, 1) for i in range(idx.ndim))]
