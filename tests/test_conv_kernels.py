@@ -402,6 +402,14 @@ def test_float32_convolution_accumulates_in_registers(kernels, monkeypatch, case
     config.JIT = "always"
     np.testing.assert_array_equal(np.isnan(want), nan)
     assert np.all(np.abs(got[~nan] - want[~nan]) <= 2 * bound)  # each within the bound of the exact sum
+    # AVX2's tiles (`dense_narrow`: 4 channels by 16 positions) sum in the same order: the same bits
+    from irexec.kernels import jit
+
+    monkeypatch.setattr(jit, "wide_vectors", lambda: False)
+    ran.clear()
+    (narrow,) = run_op(op, "opset1", [x, weights], **attrs)
+    assert ran == [True]
+    np.testing.assert_array_equal(narrow.view(np.int32), got.view(np.int32))
 
 
 def _two_threads(monkeypatch, rule: str) -> list[int]:
@@ -421,19 +429,23 @@ def _two_threads(monkeypatch, rule: str) -> list[int]:
 
 def test_register_tiles_on_two_threads_give_one_threads_bits(kernels, monkeypatch):
     """From SIMD_THREAD_FMAS multiply-adds `conv._simd` puts its tiles (8 output channels of a
-    batch item a task) on two threads: each output the same sum in the same order, so the
-    same bits as on one thread, for two batch items, 20 output channels (a part block) and
-    stride 2."""
+    batch item a task; 4 with AVX2's narrow tiles) on two threads: each output the same sum in
+    the same order, so the same bits as on one thread, for two batch items, 22 output channels
+    (a part block either way) and stride 2."""
     from irexec.kernels import conv as kc
+    from irexec.kernels import jit
 
     x = R.standard_normal((2, 5, 19, 23)).astype(np.float32)
-    w = R.standard_normal((20, 5, 3, 3)).astype(np.float32)
+    w = R.standard_normal((22, 5, 3, 3)).astype(np.float32)
     win = _window(x.shape, w.shape, (2, 1), (1, 1), (1, 0), (1, 2))
     one = kc._simd(x, w, win)
     used = _two_threads(monkeypatch, "SIMD_THREAD_FMAS")
     two = kc._simd(x, w, win)
-    assert used == [2]
+    monkeypatch.setattr(jit, "wide_vectors", lambda: False)
+    narrow = kc._simd(x, w, win)
+    assert used == [2, 2]
     np.testing.assert_array_equal(one.view(np.int32), two.view(np.int32))
+    np.testing.assert_array_equal(one.view(np.int32), narrow.view(np.int32))
 
 
 @pytest.mark.parametrize("k,s", [((2, 2), (2, 2)), ((1, 1), (2, 2)), ((4, 4), (4, 4)), ((1, 1), (1, 1))])
@@ -500,15 +512,16 @@ POINT_CASES = [
 
 @pytest.mark.parametrize("wide", [True, False])
 def test_register_tiles_need_wide_vectors(kernels, monkeypatch, wide):
-    """Where vectors hold 8 floats (AVX2: `jit.wide_vectors` False) the register tiles would
-    spill: a loaded conv family leaves dense and pointwise float32 convolutions to BLAS's
-    products (the same values to float32 rounding), and depthwise ones over 56x56 planes go
-    plane by plane instead of 16 a vector."""
+    """Where vectors hold 8 floats (AVX2: `jit.wide_vectors` False) the 16-by-16 register tiles
+    would spill: a loaded conv family runs dense float32 convolutions on tiles of 4 channels by
+    16 positions (`dense_narrow`), leaves pointwise ones to BLAS's products (the same values to
+    float32 rounding), and depthwise ones over 56x56 planes go plane by plane instead of 16 a
+    vector."""
     from irexec.kernels import conv_loops, jit
 
     monkeypatch.setattr(jit, "wide_vectors", lambda: wide)
     ran = []
-    for name in ("dense_simd", "pointwise_simd", "depthwise_lanes"):
+    for name in ("dense_simd", "dense_narrow", "pointwise_simd", "depthwise_lanes"):
         real = getattr(conv_loops, name)
         monkeypatch.setattr(conv_loops, name, lambda *a, real=real, name=name: ran.append(name) or real(*a))
     x = R.standard_normal((1, 16, 56, 56)).astype(np.float32)
@@ -523,7 +536,7 @@ def test_register_tiles_need_wide_vectors(kernels, monkeypatch, wide):
     (dense,) = run_op("Convolution", "opset1", [x, w3], **pads)
     (point,) = run_op("Convolution", "opset1", [x, w1], **none)
     (depth,) = run_op("GroupConvolution", "opset1", [x, wd], **pads)
-    assert ran == (["dense_simd", "pointwise_simd", "depthwise_lanes"] if wide else [])
+    assert ran == (["dense_simd", "pointwise_simd", "depthwise_lanes"] if wide else ["dense_narrow"])
     x64 = x.astype(np.float64)
     np.testing.assert_allclose(
         point, np.einsum("oc,nchw->nohw", w1[:, :, 0, 0].astype(np.float64), x64), rtol=1e-4, atol=1e-4

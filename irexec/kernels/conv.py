@@ -3,8 +3,9 @@ over this `geometry.Window`"; the family picks the algorithm, numpy or numba, an
 
 - A pointwise window (1x1..., unit strides, no pads) is one matrix product over the channels.
 - Other float32 2-D convolutions with overlapping windows (pads >= 0) keep their sums in
-  registers, 8 output channels by 32 positions a tile, from the padded input dealt into its
-  stride phases (`_simd`); grouped ones of up to 8 groups, group by group (`_direct_groups`).
+  registers, 8 output channels by 32 positions a tile (4 by 16 where vectors hold 8 floats),
+  from the padded input dealt into its stride phases (`_simd`); grouped ones of up to 8 groups,
+  group by group (`_direct_groups`).
   ResNet-18 at 224x224: its 3x3 convolutions 0.08-0.13 -> 0.05-0.07 ms a layer (about 25 us of
   it the tiles), its 7x7 stem 0.55 ms on two threads -> 0.33 on one.
 - float64 dense convolutions of few input channels and few output channels (image stems) sum
@@ -261,7 +262,7 @@ SIMD_THREAD_FMAS = 16_000_000
 
 
 def _tiles_fit() -> bool:
-    """Whether the register tiles (`_simd`, `_pointwise`) may run: on 512-bit vectors
+    """Whether the pointwise register tiles (`_pointwise`) may run: on 512-bit vectors
     (`jit.wide_vectors`; elsewhere BLAS is faster), asked once the family is loaded (before, the
     dispatch's `jit.use` decides, and the kernels give the same numbers on any machine)."""
     return not jit.ready(FAMILY) or jit.wide_vectors()
@@ -271,7 +272,8 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndar
     """A dense float32 2-D convolution (pads >= 0) by `conv_loops.dense_simd`, its accumulators
     in registers: the input planes padded and dealt into their stride phases (`deal_flat`), then
     8 output channels by 32 positions a tile, every tap a contiguous run; output rows as wide as
-    a phase plane, cropped (`crop_rows`). The tiles go on two threads from SIMD_THREAD_FMAS
+    a phase plane, cropped (`crop_rows`). Where vectors hold 8 floats (`jit.wide_vectors`: AVX2)
+    `dense_narrow`'s tiles of 4 channels by 16 positions instead, the same bits. The tiles go on two threads from SIMD_THREAD_FMAS
     multiply-adds (a 3x3 of 128 -> 128 channels over 28x28: 1.8 -> 1.2-1.4 ms, 256 -> 256
     over 14x14 1.8 -> 1.1; 16 -> 32 at stride 2 over 56x56, 3.6 M, took 0.10 ms on one thread
     and 0.15 on two). None when the case is not that one or the kernels do
@@ -287,7 +289,7 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndar
         return None
     n, c, h, wd = x.shape
     (kh, kw), (sh, sw), (oh, ow) = win.kernel, win.strides, win.out
-    if not _tiles_fit() or not jit.use(x.nbytes * kh * kw, IM2COL_CALL_SAVING, FAMILY):
+    if not jit.use(x.nbytes * kh * kw, IM2COL_CALL_SAVING, FAMILY):
         return None
     from . import conv_loops as k
 
@@ -304,9 +306,10 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndar
     out = np.empty((n, c_out, tiles * k.TILE), np.float32)
     fmas = n * c_out * oh * ow * ig * kh * kw
     threads = jit.threads_for(fmas, config.THREAD_MIN_BYTES / SIMD_THREAD_FMAS)
+    wide = jit.wide_vectors()
     jit.parallel_for(
-        k.dense_simd,
-        k.simd_tasks(n, c_out, groups),
+        k.dense_simd if wide else k.dense_narrow,
+        (k.simd_tasks if wide else k.narrow_tasks)(n, c_out, groups),
         threads,
         buf.reshape(n * groups, ig, sh * sw * length),
         wk,
