@@ -448,6 +448,43 @@ def test_register_tiles_on_two_threads_give_one_threads_bits(kernels, monkeypatc
     np.testing.assert_array_equal(one.view(np.int32), narrow.view(np.int32))
 
 
+@pytest.mark.parametrize("wide", [True, False])
+def test_narrow_tiles_leave_long_sums_over_larger_maps_to_blas(kernels, monkeypatch, wide):
+    """Where vectors hold 8 floats `conv._simd` takes sums of at most NARROW_MAX_TERMS terms, and
+    longer ones only over small maps (NARROW_SMALL_FMAS multiply-adds); the columns path
+    computes the others. With 512-bit vectors the tiles take every size."""
+    from irexec.kernels import conv as kc
+    from irexec.kernels import jit
+
+    monkeypatch.setattr(jit, "wide_vectors", lambda: wide)
+    long_large = (R.standard_normal((1, 48, 28, 28)), R.standard_normal((48, 48, 3, 3)))  # 432 terms, 16 M
+    long_small = (R.standard_normal((1, 64, 7, 7)), R.standard_normal((64, 64, 3, 3)))  # 576 terms, 1.8 M
+    short_large = (R.standard_normal((1, 32, 40, 40)), R.standard_normal((40, 32, 3, 3)))  # 288 terms, 18 M
+    for (x, w), long, taken in ((long_large, True, wide), (long_small, True, True), (short_large, False, True)):
+        x, w = x.astype(np.float32), w.astype(np.float32)
+        win = _window(x.shape, w.shape, (1, 1), (1, 1), (1, 1), (1, 1))
+        assert (w[0].size > kc.NARROW_MAX_TERMS) == long
+        assert (kc._simd(x, w, win) is not None) == taken
+        (got,) = run_op(
+            "Convolution", "opset1", [x, w], strides=[1, 1], dilations=[1, 1], pads_begin=[1, 1], pads_end=[1, 1]
+        )
+        xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (1, 1), (1, 1)])
+        h, wd = x.shape[2:]
+        ref = sum(
+            np.einsum("oc,nchw->nohw", w[:, :, a, b].astype(np.float64), xp[:, :, a : a + h, b : b + wd])
+            for a in range(3)
+            for b in range(3)
+        )
+        size = sum(
+            np.einsum(
+                "oc,nchw->nohw", np.abs(w[:, :, a, b]).astype(np.float64), np.abs(xp[:, :, a : a + h, b : b + wd])
+            )
+            for a in range(3)
+            for b in range(3)
+        )
+        assert np.all(np.abs(got - ref) <= w[0].size * 2.0**-24 * size + 2.0**-24 * np.abs(ref))
+
+
 @pytest.mark.parametrize("k,s", [((2, 2), (2, 2)), ((1, 1), (2, 2)), ((4, 4), (4, 4)), ((1, 1), (1, 1))])
 def test_windows_that_do_not_overlap_keep_the_columns(kernels, k, s):
     """Windows no larger than their strides (patches, 1x1) copy each input once into columns:

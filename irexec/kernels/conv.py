@@ -259,6 +259,15 @@ def _direct(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
 
 # multiply-adds from which `_simd`'s tiles take two threads (about 0.25 ms of them on one)
 SIMD_THREAD_FMAS = 16_000_000
+# where vectors hold 8 floats, `_simd`'s narrow tiles take sums of at most this many terms (input
+# channels a group times taps), or any with at most NARROW_SMALL_FMAS multiply-adds; longer
+# sums over larger maps read more input planes and filters a tile than the L1 cache holds, and
+# BLAS's blocked product is faster (a Zen 3, ms, tiles against the columns on BLAS: 3x3 32 -> 32
+# over 56x56 0.80 / 0.85, over 112x112 5.4 / 5.5; 48 -> 48 over 28x28 0.48 / 0.36, 64 -> 64 over
+# 14x14 0.24 / 0.20, 96 -> 96 over 14x14 0.66 / 0.39, 128 -> 32 over 28x28 1.02 / 0.82; small
+# maps: 64 -> 64 over 7x7 0.078 / 0.115, 128 -> 32 over 7x7 0.098 / 0.159)
+NARROW_MAX_TERMS = 320
+NARROW_SMALL_FMAS = 4_000_000
 
 
 def _tiles_fit() -> bool:
@@ -273,7 +282,8 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndar
     in registers: the input planes padded and dealt into their stride phases (`deal_flat`), then
     8 output channels by 32 positions a tile, every tap a contiguous run; output rows as wide as
     a phase plane, cropped (`crop_rows`). Where vectors hold 8 floats (`jit.wide_vectors`: AVX2)
-    `dense_narrow`'s tiles of 4 channels by 16 positions instead, the same bits. The tiles go on two threads from SIMD_THREAD_FMAS
+    `dense_narrow`'s tiles of 4 channels by 16 positions instead, the same bits, for sums of at
+    most NARROW_MAX_TERMS terms or small maps (NARROW_SMALL_FMAS); BLAS takes the others. The tiles go on two threads from SIMD_THREAD_FMAS
     multiply-adds (a 3x3 of 128 -> 128 channels over 28x28: 1.8 -> 1.2-1.4 ms, 256 -> 256
     over 14x14 1.8 -> 1.1; 16 -> 32 at stride 2 over 56x56, 3.6 M, took 0.10 ms on one thread
     and 0.15 on two). None when the case is not that one or the kernels do
@@ -291,6 +301,12 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndar
     (kh, kw), (sh, sw), (oh, ow) = win.kernel, win.strides, win.out
     if not jit.use(x.nbytes * kh * kw, IM2COL_CALL_SAVING, FAMILY):
         return None
+    c_out = w.shape[0]
+    ig = c // groups
+    fmas = n * c_out * oh * ow * ig * kh * kw
+    wide = jit.wide_vectors()
+    if not wide and ig * kh * kw > NARROW_MAX_TERMS and fmas > NARROW_SMALL_FMAS:
+        return None
     from . import conv_loops as k
 
     g = win.plane
@@ -300,13 +316,9 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndar
     length, taps = _simd_taps(win, -(-(h + g.pt + g.pb) // sh) * width, width, tiles * k.TILE)
     buf = np.zeros((n * c, sh * sw, length), np.float32)
     jit.call(k.deal_flat, 0, n * c, np.ascontiguousarray(x).reshape(n * c, h, wd), buf, g, width)
-    c_out = w.shape[0]
-    ig = c // groups
     wk = np.ascontiguousarray(filters(w, np.float32).reshape(c_out, ig, kh * kw))
     out = np.empty((n, c_out, tiles * k.TILE), np.float32)
-    fmas = n * c_out * oh * ow * ig * kh * kw
     threads = jit.threads_for(fmas, config.THREAD_MIN_BYTES / SIMD_THREAD_FMAS)
-    wide = jit.wide_vectors()
     jit.parallel_for(
         k.dense_simd if wide else k.dense_narrow,
         (k.simd_tasks if wide else k.narrow_tasks)(n, c_out, groups),
