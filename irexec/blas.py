@@ -28,9 +28,10 @@ alone, and so is a numpy on another BLAS (nothing found: products run as numpy r
 Concurrent products in other Python threads count the serial sections: the setting returns to
 the process's own when the last one ends.
 
-The stalls need another task on a core. When no other process's task is runnable on the
+The stalls need another task on a core. With `config.BLAS_QUIET_FLOPS` set (opt-in:
+IREXEC_BLAS_QUIET_FLOPS=1e7; default 0, off), when no other process's task is runnable on the
 machine (`_Quiet`: /proc/loadavg's running count less this process's running threads), products from
-`config.BLAS_QUIET_FLOPS` (1e7) up to the cap run on OpenBLAS's own threads, which an idle
+that many flops up to the cap run on OpenBLAS's own threads, which an idle
 machine runs 1.6-1.9x faster than one (medians of 50, us, one thread against two: DeiT-tiny's
 197x768 @ 768x192 409 / 254, 197x192 @ 192x768 419 / 253, BERT's 128x768 @ 768x3072 4492 / 2375,
 3136x64 @ 64x256 777 / 384; below 1e7 flops two threads gained nothing: 128x128 @ 128x128 31 /
@@ -40,7 +41,13 @@ then (`jit.cores_taken`): sharing a core with a spinning worker had made them sl
 thread. Held-out networks at real sizes, one process, interleaved, without the rule against with
 it: DeiT-tiny 32.6 -> 25.3 ms, Qwen2 9.9 -> 7.8, DenseNet-121 74.8 -> 69.3, MobileNet-V2 11.4 ->
 10.4, RegNet-Y-400MF 15.0 -> 13.6, DistilBERT 71.7 -> 68.2; the zoo's models, whose products are
-mostly below 1e7 flops, within 3% either way.
+mostly below 1e7 flops, within 3% either way. It is off by default: OpenBLAS's threaded product
+adds in another order than its serial one (and than its products of row or column blocks), so a
+thread count chosen by the machine's load made outputs change by roundings from call to call
+(Faster R-CNN's boxes and scores; a detection near the score threshold came and went), where
+OpenVINO gives the same bits for the same input. Measured on a Zen 3 (held-out networks, rounds
+of interleaved calls against OpenVINO, with the rule / without): DeiT-tiny 1.77 / 1.85x
+OpenVINO's time, DistilBERT 1.32 / 1.28, Swin-tiny 1.32 / 1.38, Faster R-CNN 1.92 / 1.90.
 """
 
 from __future__ import annotations

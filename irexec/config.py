@@ -16,7 +16,10 @@ IREXEC_BLAS_SPLIT_FLOPS  products of at least this many flops (and below the ser
                        OpenBLAS thread (default 5e7, about 0.5 ms on one core; 0 = never split).
 IREXEC_BLAS_QUIET_FLOPS  products of at least this many flops (and below the serial cap) run on
                        OpenBLAS's own threads when no other task is runnable on the machine
-                       (/proc/loadavg; default 1e7; 0 = never: the cap and the split as above).
+                       (/proc/loadavg; e.g. 1e7). Default 0, never: OpenBLAS's threaded and
+                       serial products add in other orders, so with the rule a model's outputs
+                       change by roundings as the machine's load does; without it, the same
+                       input gives the same bits on every call (irexec/blas.py).
 IREXEC_MALLOC_TUNING   1 (default): at the first model load, glibc's malloc keeps freed blocks
                        below 32 MiB in its heap for the next arrays (irexec/allocator.py); 0:
                        malloc as the process has it.
@@ -58,7 +61,7 @@ BLAS_SERIAL_FLOPS = _int_env("IREXEC_BLAS_SERIAL_FLOPS", 2_000_000_000)
 # products from this many flops up to BLAS_SERIAL_FLOPS: split over the kernel threads (blas.py)
 BLAS_SPLIT_FLOPS = _int_env("IREXEC_BLAS_SPLIT_FLOPS", 50_000_000)
 # products from this many flops up to BLAS_SERIAL_FLOPS: OpenBLAS's own threads on a quiet machine
-BLAS_QUIET_FLOPS = _int_env("IREXEC_BLAS_QUIET_FLOPS", 10_000_000)
+BLAS_QUIET_FLOPS = _int_env("IREXEC_BLAS_QUIET_FLOPS", 0)
 MALLOC_TUNING = _int_env("IREXEC_MALLOC_TUNING", 1) != 0
 JIT = os.environ.get("IREXEC_JIT", "auto").strip().lower()
 if JIT not in ("auto", "always", "never"):

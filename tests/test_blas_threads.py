@@ -182,3 +182,27 @@ def test_quiet_is_false_while_another_process_runs():
     finally:
         child.kill()
         child.wait()
+
+
+def test_products_give_the_same_bits_whatever_the_load_by_default(monkeypatch):
+    """By default (IREXEC_BLAS_QUIET_FLOPS unset) the machine's load does not choose a product's
+    threads (OpenBLAS's threaded and serial products add in other orders): the same operands give
+    the same bits whether the machine looks idle or busy, for products below, inside and above
+    the split's size."""
+    env = {k: v for k, v in os.environ.items() if k != "IREXEC_BLAS_QUIET_FLOPS"}
+    code = "import irexec.config as c; print(c.BLAS_QUIET_FLOPS)"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    default = int(out.stdout)
+    assert default == 0
+    monkeypatch.setattr(config, "BLAS_QUIET_FLOPS", default)  # the suite's conftest sets 0 anyway
+    rng = np.random.default_rng(4)
+    for m, k, n in ((64, 576, 3136), (197, 768, 192), (128, 768, 3072)):  # 2.3e8, 5.8e7, 6.0e8 flops
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        results = []
+        for idle in (True, False, True):
+            monkeypatch.setattr(blas, "quiet", lambda idle=idle: idle)
+            results.append(blas.matmul(a, b))
+        for y in results[1:]:
+            np.testing.assert_array_equal(y.view(np.int32), results[0].view(np.int32))
+        np.testing.assert_allclose(results[0], a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=1e-3)

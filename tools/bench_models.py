@@ -14,7 +14,7 @@
   contenders run `--pause` ms apart (default 20; OpenVINO's workers spin about 1 ms after a
   call: 1.0 ms of CPU in the 1, 2, 5 or 20 ms after one), and OpenVINO's block waits longer
   while OpenBLAS's workers still spin after a product irexec ran on them (about 120 ms, on an
-  idle machine: `IREXEC_BLAS_QUIET_FLOPS`), as they took a core from its calls. The pause sets
+  idle machine, with the opt-in `IREXEC_BLAS_QUIET_FLOPS`), as they took a core from its calls. The pause sets
   the regime measured:
   with this machine's cores idle 20 ms between rounds both sides run slower than back to back
   (its guest cpuidle driver is haltpoll), and OpenVINO more so on most models (the zoo at real
