@@ -622,6 +622,20 @@ def deal_flat(t_lo, t_hi, x, buf, g, width):
 TILE = 2 * LANES
 
 
+@njit(inline="always")
+def _channel_block(t, c_out, groups, size):
+    """Task t's block of `size` output channels in the register tiles (`dense_simd`,
+    `dense_narrow`): (its batch item, the group's first filter, the block's first filter, the
+    block's real channels, the group's last filter: a block of fewer repeats its last one,
+    computed and not stored)."""
+    og = c_out // groups
+    blocks = (og + size - 1) // size
+    b_i = t // blocks
+    first = b_i % groups * og
+    o = first + t % blocks * size
+    return b_i, first, o, min(size, first + og - o), first + og - 1
+
+
 @njit(error_model="numpy")
 def dense_simd(t_lo, t_hi, buf, w, taps, out, groups):
     """A dense float32 2-D convolution with its accumulators in registers: out[n, o, m] = sum
@@ -637,16 +651,10 @@ def dense_simd(t_lo, t_hi, buf, w, taps, out, groups):
     out (N groups, Cout/groups, .), each group's input and output channels a batch item of
     their own, whose filters are w's rows of that group."""
     c_in = buf.shape[1]
-    c_out, _, k_n = w.shape
-    og = c_out // groups
+    k_n = w.shape[2]
     tiles = out.shape[2] // TILE
-    blocks = (og + 7) // 8
     for t in range(t_lo, t_hi):
-        b_i = t // blocks
-        first = b_i % groups * og  # the group's first filter
-        o = first + t % blocks * 8
-        q_n = min(8, first + og - o)
-        last = first + og - 1  # a block of fewer than 8 channels repeats its last one (not stored)
+        b_i, first, o, q_n, last = _channel_block(t, w.shape[0], groups, 8)
         o1, o2, o3 = min(o + 1, last), min(o + 2, last), min(o + 3, last)
         o4, o5, o6, o7 = min(o + 4, last), min(o + 5, last), min(o + 6, last), min(o + 7, last)
         for tile in range(tiles):
@@ -690,16 +698,10 @@ def dense_narrow(t_lo, t_hi, buf, w, taps, out, groups):
     7x7 3 -> 8 at stride 2 477 / 1169 / 723, 64 -> 64 over 7x7 112 / 243 / 206; 64 -> 64 over
     56x56 4.8 ms / 10.3 ms / 2.6 ms, that last on two threads.)"""
     c_in = buf.shape[1]
-    c_out, _, k_n = w.shape
-    og = c_out // groups
+    k_n = w.shape[2]
     tiles = out.shape[2] // LANES
-    blocks = (og + 3) // 4
     for t in range(t_lo, t_hi):
-        b_i = t // blocks
-        first = b_i % groups * og
-        o = first + t % blocks * 4
-        q_n = min(4, first + og - o)
-        last = first + og - 1
+        b_i, first, o, q_n, last = _channel_block(t, w.shape[0], groups, 4)
         o1, o2, o3 = min(o + 1, last), min(o + 2, last), min(o + 3, last)
         dst = out[b_i]
         for tile in range(tiles):
