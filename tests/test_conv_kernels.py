@@ -665,3 +665,55 @@ def test_pointwise_activation_as_it_stores_is_the_separate_passes_bits(kernels, 
     monkeypatch.setattr(kc, "POINT_MAX_CIN", 12)
     monkeypatch.setattr(kc, "POINT_MIN_POSITIONS", 17 * 19 + 1)
     assert kc.pointwise_then(x, w, win, lo_hi) is None
+
+
+def test_warm_calls_the_kernels_with_a_models_read_only_filters(kernels, monkeypatch, tmp_path):
+    """A model's constant filters reach the conv kernels read-only (the plan's constants are),
+    a type numba compiles apart from a writable array's: the family's warm() (what `irexec
+    warmup` compiles) calls every kernel with the writability a model's run gives its
+    arguments, so that run loads them from the cache instead of compiling. Recorded without
+    compiling: the kernels replaced by recorders during warm(), then the model's dense,
+    pointwise and depthwise convolutions (16 planes a vector, and plane by plane)."""
+    import irexec
+    from irexec.kernels import conv as kc
+    from irexec.kernels import conv_loops as k
+    from tests.support.irbuild import Net
+
+    names = ("dense_simd", "dense_narrow", "depthwise_lanes", "depthwise2d", "depthwise_simd", "pointwise_simd")
+    names += ("crop_rows", "deal_flat")
+    seen: dict[str, set] = {"warm": set(), "model": set()}
+    phase = ["warm"]
+
+    def recorder(name, real):
+        def record(*args):
+            seen[phase[0]].add((name, tuple(a.flags.writeable for a in args if isinstance(a, np.ndarray))))
+            return real(*args) if phase[0] == "model" else None
+
+        return record
+
+    for name in names:
+        monkeypatch.setattr(k, name, recorder(name, getattr(k, name)))
+    k.warm()
+    phase[0] = "model"
+    monkeypatch.setattr(kc, "POINT_MIN_POSITIONS", 1)
+    monkeypatch.setattr(kc, "POINT_MIN_FMAS", 1)
+    n = Net("filters")
+    x = n.param("x", "f32", (1, 20, 12, 12))
+    pads = {"strides": "1,1", "dilations": "1,1", "pads_begin": "1,1", "pads_end": "1,1"}
+    none = {"strides": "1,1", "dilations": "1,1", "pads_begin": "0,0", "pads_end": "0,0"}
+    dense = n.op("Convolution", [x, n.const(R.standard_normal((6, 20, 3, 3)).astype(np.float32))], pads)
+    n.result(n.op("ReLU", [dense], out_dims=[1, 6, 12, 12]), "dense")
+    point = n.op("Convolution", [x, n.const(R.standard_normal((5, 20, 1, 1)).astype(np.float32))], none)
+    n.result(point, "point")
+    for c, kh, pad in ((20, 3, 1), (8, 5, 2), (8, 3, 1)):  # 16 lanes and 4 planes; 8 planes of 5x5, of 3x3
+        xi = x if c == 20 else n.op("Convolution", [x, n.const(np.ones((8, 20, 1, 1), np.float32))], none)
+        wd = n.const(R.standard_normal((c, 1, 1, kh, kh)).astype(np.float32))
+        p = f"{pad},{pad}"
+        attrs = {"strides": "1,1", "dilations": "1,1", "pads_begin": p, "pads_end": p}
+        n.result(n.op("GroupConvolution", [xi, wd], attrs, out_dims=[1, c, 12, 12]), f"depthwise{c}_{kh}")
+    m = irexec.load(n.save(tmp_path / "filters.xml"))
+    m.infer({"x": R.standard_normal((1, 20, 12, 12)).astype(np.float32)})
+    used = {name for name, _ in seen["model"]}
+    assert {"dense_simd", "pointwise_simd", "depthwise_lanes", "depthwise2d", "depthwise_simd"} <= used
+    assert any(not all(flags) for _, flags in seen["model"])  # read-only filters did reach kernels
+    assert seen["model"] <= seen["warm"], seen["model"] - seen["warm"]
