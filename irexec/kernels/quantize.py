@@ -52,8 +52,10 @@ FAMILY = "quantize"  # its name in jit.FAMILIES
 # the numpy path's fixed cost per call (~20 array ops): small inputs take loaded kernels
 SMALL_CALL_SAVING = 30e-6
 # work per byte against a streaming read (jit.threads_for): a float64 division per element
-# (6 GB/s of float32 on one core against 30 for numpy's streaming sum)
-QUANTIZE_COST = 5.0
+# (6 GB/s of float32 on one core against 30 for numpy's streaming sum; 2.9 GB/s on a Zen 3,
+# where two threads paid from about 1.6 MB: (1, 512, 28, 28) 0.64 -> 0.54 ms, (1, 256, 56, 56)
+# 1.1 -> 0.75-0.9, (1, 64, 56, 56) no faster; ResNet-50's INT8 network 124 -> 119 ms, interleaved)
+QUANTIZE_COST = 10.0
 PERIOD_MAX_INNER = 16  # ranges constant over fewer contiguous elements: the period kernel
 
 
