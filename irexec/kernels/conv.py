@@ -283,10 +283,10 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndar
     8 output channels by 32 positions a tile, every tap a contiguous run; output rows as wide as
     a phase plane, cropped (`crop_rows`). Where vectors hold 8 floats (`jit.wide_vectors`: AVX2)
     `dense_narrow`'s tiles of 4 channels by 16 positions instead, the same bits, for sums of at
-    most NARROW_MAX_TERMS terms or small maps (NARROW_SMALL_FMAS); BLAS takes the others. The tiles go on two threads from SIMD_THREAD_FMAS
-    multiply-adds (a 3x3 of 128 -> 128 channels over 28x28: 1.8 -> 1.2-1.4 ms, 256 -> 256
-    over 14x14 1.8 -> 1.1; 16 -> 32 at stride 2 over 56x56, 3.6 M, took 0.10 ms on one thread
-    and 0.15 on two). None when the case is not that one or the kernels do
+    most NARROW_MAX_TERMS terms or small maps (NARROW_SMALL_FMAS); BLAS takes the others. The
+    tiles go on two threads from SIMD_THREAD_FMAS multiply-adds (a 3x3 of 128 -> 128 channels
+    over 28x28: 1.8 -> 1.2-1.4 ms, 256 -> 256 over 14x14 1.8 -> 1.1; 16 -> 32 at stride 2 over
+    56x56, 3.6 M, took 0.10 ms on one thread and 0.15 on two). None when the case is not that one or the kernels do
     not pay, and for windows that do not overlap (strides as large as the window: ConvNeXt's
     2x2 stride-2 over 96 channels at 56x56 took 1.23 ms against the columns' 0.71; a 1x1 window
     is a product without columns: 8 -> 48 channels at 112x112 0.29 ms against BLAS's 0.19).

@@ -962,19 +962,11 @@ def im2col_flat(t_lo, t_hi, x, cols, g):
                     dst[m] = run[m]
 
 
-def _frozen(a: np.ndarray) -> np.ndarray:
-    """A read-only copy of a: a model's weights arrive so (the plan's constants are read-only),
-    and numba compiles a read-only array's type apart from a writable one's."""
-    a = a.copy()
-    a.flags.writeable = False
-    return a
-
-
 def warm() -> None:
     for dt in (np.float32, np.float64):
         patch_rows(0, 1, np.ones((1, 2, 6, 6), dt), np.empty((1, 4, 18), dt), 3, 3)
         xp = np.ones((2, 6, 6), dt)
-        for w in (np.ones((2, 3, 3), dt), _frozen(np.ones((2, 3, 3), dt))):  # filters computed, or a model's
+        for w in (np.ones((2, 3, 3), dt), jit.read_only(np.ones((2, 3, 3), dt))):  # filters computed, or a model's
             for s in (1, 2, 3):
                 o = (6 - 3) // s + 1
                 g = Window2d(3, 3, s, s, 1, 1, 0, 0, 0, 0)
@@ -1003,7 +995,7 @@ def warm() -> None:
                 dense_tile = dense_simd if jit.wide_vectors() else dense_narrow  # the one the machine runs
                 crop_rows(0, 3, out.reshape(3, TILE), np.empty((3, 2, 3), dt), 4)
                 one = np.float32(0)
-                for made in (np.asarray, _frozen):  # filters computed, or a model's
+                for made in (np.asarray, jit.read_only):  # filters computed, or a model's
                     dense_tile(0, 1, buf.reshape(1, 2, -1), made(np.ones((3, 2, 9), dt)), np.zeros(9, np.int64), out, 1)
                     x1, out1 = np.ones((1, 2, 40), dt), np.empty((1, 3, 40), dt)
                     pointwise_simd(0, 1, x1, made(np.ones((3, 2), dt)), out1, 1, one, one)

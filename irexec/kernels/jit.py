@@ -553,6 +553,15 @@ _ran: set = set()  # (kernel, argument types) that have run once in this process
 _wide: bool | None = None
 
 
+def read_only(a):
+    """A read-only copy of the array a, for a kernel module's `warm()`: a model's weights and
+    constant masks reach the kernels so (the plan's constants are read-only), and numba compiles
+    a read-only array's type apart from a writable one's."""
+    a = a.copy()
+    a.flags.writeable = False
+    return a
+
+
 def wide_vectors() -> bool:
     """Whether this machine's vectors hold 16 floats (AVX-512F), which the register-tile kernels
     are sized for: `conv_loops`' dense and pointwise tiles keep 16 accumulators of 16 floats in

@@ -21,6 +21,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.core.extending import intrinsic
 
+from . import jit
 from .jit import njit
 from .reduce.loops import maximum, minimum
 from .simd import (
@@ -1068,9 +1069,7 @@ def warm() -> None:
         0, 1, q, q, q, q.copy(), np.ones(2, np.int64), np.zeros((0, 1), np.float32), rows, 1, 0.5, True, 0
     )
     bytes_ = np.ones((1, 8), np.uint8)
-    for rows in (bytes_, bytes_.copy()):  # a mask computed, and a model's constant one (read-only)
-        if rows is not bytes_:
-            rows.flags.writeable = False
+    for rows in (bytes_, jit.read_only(bytes_)):  # a mask computed, and a model's constant one
         mask_bounds(rows, rows.view(np.uint64), np.zeros(1, np.int64), 8, np.empty(1, np.int64), np.empty(1, np.int64))
     x = np.ones((2, 8), np.float32)
     rms_norm_rows(0, 2, x, np.empty_like(x), np.float32(1e-6))
