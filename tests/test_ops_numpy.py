@@ -13,7 +13,7 @@ import pytest
 import irexec
 from irexec import config
 from irexec.dtypes import round_bf16
-from irexec.kernels import normalize
+from irexec.kernels import jit, normalize
 from irexec.ops import linalg
 from irexec.ops.common import finish
 from irexec.ops.single import run_op
@@ -1093,6 +1093,12 @@ def test_register_attention_rows_against_float64(kernels, monkeypatch, e, ev, ma
     causal = mask_kind in ("causal", "causal_wide")
     (got,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=(), causal=causal)
     assert calls == [True]  # the register rows ran
+    # the sums sized for AVX2 (`jit.wide_vectors` False: eight registers each) add the same
+    # products in the same order: the same bits
+    monkeypatch.setattr(jit, "wide_vectors", lambda: False)
+    (narrow,) = run_op("ScaledDotProductAttention", "opset13", inputs, const=(), causal=causal)
+    assert calls == [True, True]
+    np.testing.assert_array_equal(narrow, got)
     want, moved = _attention64(q, k, v, scale, keep, added, bound=True)
     assert got.dtype == np.float32
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))

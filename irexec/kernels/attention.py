@@ -18,7 +18,8 @@ and softmax as the op's numpy path, rounded once, with the products on BLAS.
   embeddings a head a BLAS product is mostly its call and its stores (one thread, min of 15:
   (1, 2, 128, 16) 0.102 -> 0.075 ms, (1, 2, 1500, 16) 5.5 -> 4.8, (1, 12, 128, 64) 0.87 ->
   0.75, causal 0.84 -> 0.71); from 128 embeddings the BLAS blocks win ((1, 32, 128, 128):
-  2.2 against 2.6 ms), so wider heads keep them.
+  2.2 against 2.6 ms), so wider heads keep them. Where vectors hold 8 floats (AVX2) the rows
+  keep their sums in eight registers (`narrow`), the same bits.
 - `attention_softmax_out` / `attention_masked_softmax_out`: the fused softmax of whole score
   tensors (short sequences, batch dims that broadcast).
 - `attention_numpy`: before the kernels are loaded (or without them), long sequences by the
@@ -409,6 +410,7 @@ def _simd(
         float(scale),
         fma_scale(q3, scale),
         rounded,
+        not jit.wide_vectors(),
     )
     return out
 

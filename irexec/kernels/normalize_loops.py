@@ -552,6 +552,26 @@ def _scores4(qr, e, ktb, sp, s, r, j):
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _scores4_narrow(qr, e, ktb, sp, s, r, j):
+    """`_scores4` for 16 keys j + l: four sums of 16 lanes, eight registers where vectors hold 8
+    floats (AVX2: `_scores4`'s eight sums take all sixteen and spill); each lane the same chain
+    of multiply-adds, the same bits."""
+    o = r * e
+    a0 = a1 = a2 = a3 = vzero()
+    for d in range(e):
+        x = vload(ktb, d * sp + j)
+        a0 = vfma(vsplat_at(qr, o + d), x, a0)
+        a1 = vfma(vsplat_at(qr, o + e + d), x, a1)
+        a2 = vfma(vsplat_at(qr, o + 2 * e + d), x, a2)
+        a3 = vfma(vsplat_at(qr, o + 3 * e + d), x, a3)
+    o = r * sp + j
+    vstore(s, o, a0)
+    vstore(s, o + sp, a1)
+    vstore(s, o + 2 * sp, a2)
+    vstore(s, o + 3 * sp, a3)
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
 def _weighted4(p, sp, r, vb, evp, width, c, acc):
     """acc[(r + i) evp + c + l] = the float32 sum of p_i[j] * v_j[c + l] over keys j < width,
     for the four rows r + i of p (sp floats each) and 16 values c + l, the values padded to evp
@@ -609,6 +629,49 @@ def _weighted4x4(p, sp, r, vb, evp, width, c, acc):
     _store4(acc, (r + 3) * evp + c, a3, b3, c3, d3)
 
 
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _weighted2(p, sp, r, vb, evp, width, c, acc):
+    """`_weighted4` for the two rows r, r + 1: four sums of 16 lanes (eight AVX2 registers), the
+    same chains, the same bits."""
+    o0 = r * sp
+    o1 = o0 + sp
+    a0 = a1 = b0 = b1 = vzero()
+    for h in range(width // 2):
+        j = 2 * h
+        x = vload(vb, j * evp + c)
+        y = vload(vb, (j + 1) * evp + c)
+        a0 = vfma(vsplat_at(p, o0 + j), x, a0)
+        b0 = vfma(vsplat_at(p, o0 + j + 1), y, b0)
+        a1 = vfma(vsplat_at(p, o1 + j), x, a1)
+        b1 = vfma(vsplat_at(p, o1 + j + 1), y, b1)
+    if width % 2:
+        j = width - 1
+        x = vload(vb, j * evp + c)
+        a0 = vfma(vsplat_at(p, o0 + j), x, a0)
+        a1 = vfma(vsplat_at(p, o1 + j), x, a1)
+    vstore(acc, r * evp + c, vadd(a0, b0))
+    vstore(acc, (r + 1) * evp + c, vadd(a1, b1))
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy", inline="always")
+def _weighted4x1(p, sp, r, vb, evp, width, c, acc):
+    """`_weighted4x4`'s sums for the 16 values c + l alone: four rows by one vector (eight AVX2
+    registers), a key at a time, the same chains, the same bits."""
+    o0 = r * sp
+    o1, o2, o3 = o0 + sp, o0 + 2 * sp, o0 + 3 * sp
+    a0 = a1 = a2 = a3 = vzero()
+    for j in range(width):
+        x = vload(vb, j * evp + c)
+        a0 = vfma(vsplat_at(p, o0 + j), x, a0)
+        a1 = vfma(vsplat_at(p, o1 + j), x, a1)
+        a2 = vfma(vsplat_at(p, o2 + j), x, a2)
+        a3 = vfma(vsplat_at(p, o3 + j), x, a3)
+    vstore(acc, r * evp + c, a0)
+    vstore(acc, (r + 1) * evp + c, a1)
+    vstore(acc, (r + 2) * evp + c, a2)
+    vstore(acc, (r + 3) * evp + c, a3)
+
+
 @njit(inline="always")
 def _store4(acc, o, a, b, c, d):
     """acc[o:o + 64] = the four vectors a, b, c, d."""
@@ -629,6 +692,22 @@ def _weighted(p, sp, r, vb, evp, width, acc):
         c += 4 * LANES
     while c < evp:
         _weighted4(p, sp, r, vb, evp, width, c, acc)
+        c += LANES
+
+
+@njit(fastmath=_EXACT_FM, error_model="numpy")
+def _weighted_narrow(p, sp, r, vb, evp, width, acc):
+    """`_weighted`'s sums, the same bits, in sums of at most eight AVX2 registers: the values of
+    whole 64s 16 at a time as `_weighted4x4` adds them, the rest two rows at a time as
+    `_weighted4`."""
+    c = 0
+    while c + 4 * LANES <= evp:
+        for h in range(4):
+            _weighted4x1(p, sp, r, vb, evp, width, c + h * LANES, acc)
+        c += 4 * LANES
+    while c < evp:
+        _weighted2(p, sp, r, vb, evp, width, c, acc)
+        _weighted2(p, sp, r + 2, vb, evp, width, c, acc)
         c += LANES
 
 
@@ -763,14 +842,21 @@ def _rounded_scores(s, off, mk, moff, n, scale, rounded):
 def _head_buffers(kb, vb, kt, vbuf, sp, evp):
     """The keys kb (S, E) transposed into kt (E rows of sp floats; the columns past S stay 0);
     the values vb (S, Ev) flat, through vbuf padded to evp floats a key when Ev is not whole
-    16s (the pads stay 0). By offsets, a key's embeddings read in order (at (12, 128, 64), the
-    transposes took 100 us of the kernel's 730 by 2-D indexing in blocks of 16 keys, 70 of 620
-    so: medians of 40 calls against the kernel without them, one thread)."""
+    16s (the pads stay 0). By offsets, not views (at (12, 128, 64), the transposes took 100 us
+    of the kernel's 730 by 2-D indexing, 70 of 620 by offsets: medians of 40 calls against the
+    kernel without them, one thread), in tiles of 16 keys by 16 embeddings: each row of kt is
+    written 16 floats at a time. Key by key, every embedding's write went to another row of kt,
+    and rows of 4 KiB (1024 keys) all fall in one set of the L1 cache (one head's keys, us, key
+    by key against tiles: 128 keys 5.6 / 3.4, 1024 394 / 27, 2000 65 / 51, 4096 1530 / 106)."""
     n, e = kb.shape
     kf = kb.reshape(-1)
-    for j in range(n):
-        for d in range(e):
-            put(kt, d * sp + j, at(kf, j * e + d))
+    for j0 in range(0, n, LANES):
+        j1 = min(n, j0 + LANES)
+        for d0 in range(0, e, LANES):
+            for d in range(d0, min(e, d0 + LANES)):
+                o = d * sp
+                for j in range(j0, j1):
+                    put(kt, o + j, at(kf, j * e + d))
     ev = vb.shape[1]
     vf = vb.reshape(-1)
     if ev == evp:
@@ -782,7 +868,7 @@ def _head_buffers(kb, vb, kt, vbuf, sp, evp):
 
 
 @njit(fastmath=_EXACT_FM, error_model="numpy")
-def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, scale, fma, rounded):
+def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, scale, fma, rounded, narrow):
     """softmax(q k^T * scale [+ mask]) v for float32, eight query rows at a time (SIMD_ROWS)
     with the sums in 16-lane registers: their scores (`_scores4`, from the keys transposed),
     each row's exponentials and the reciprocal of their float64 sum as `_attention_exps_f32`
@@ -800,7 +886,12 @@ def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, s
     offsets, with no views in the loop, and each row's max is reduced in registers (`hmax`).
     The views' reference counts and the max's 16 scalar steps had cost a third (medians of 60
     calls, one thread: (2, 128, 16) 75 -> 50 us, (4, 128, 8) causal 118 -> 68, (2, 64, 16)
-    31 -> 20, (12, 128, 64) 784 -> 700)."""
+    31 -> 20, (12, 128, 64) 784 -> 700). `narrow` (machines whose vectors hold 8 floats, AVX2:
+    `jit.wide_vectors` False) takes the scores and weighted sums in sums of eight registers
+    (`_scores4_narrow`, `_weighted_narrow`), where the others' eight and sixteen 16-lane sums
+    spill; the same sums in the same order, the same bits (one thread, a Zen 3, wide -> narrow:
+    (12, 128, 64) 1.9 -> 0.93 ms, causal 1.22 -> 0.68; (4, 64, 64) 184 -> 102 us; (2, 1500,
+    16) 9.5 -> 6.5 ms)."""
     nb, length, e = q.shape
     n, ev = k.shape[1], v.shape[2]
     sp = n + (-n) % (2 * LANES)
@@ -840,9 +931,15 @@ def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, s
                     qr[i * e + d] = qf[src + d]
             quads = 1 if m <= 4 else 2
             for j in range(0, width + (-width) % (2 * LANES), 2 * LANES):
-                _scores4(qr, e, kt, sp, s, 0, j)
-                if quads > 1:
-                    _scores4(qr, e, kt, sp, s, 4, j)
+                if narrow:
+                    for h in range(0, 2 * LANES, LANES):
+                        _scores4_narrow(qr, e, kt, sp, s, 0, j + h)
+                        if quads > 1:
+                            _scores4_narrow(qr, e, kt, sp, s, 4, j + h)
+                else:
+                    _scores4(qr, e, kt, sp, s, 0, j)
+                    if quads > 1:
+                        _scores4(qr, e, kt, sp, s, 4, j)
             for i in range(4 * quads):
                 off = i * sp
                 if i >= m:
@@ -876,9 +973,14 @@ def attention_simd_rows(t_lo, t_hi, q, k, v, out, keep, mask, mask_row, parts, s
                 for j in range(kept, width):
                     p[off + j] = 0.0
                 inv[i] = got
-            _weighted(p, sp, 0, vb, evp, width, acc)
-            if quads > 1:
-                _weighted(p, sp, 4, vb, evp, width, acc)
+            if narrow:
+                _weighted_narrow(p, sp, 0, vb, evp, width, acc)
+                if quads > 1:
+                    _weighted_narrow(p, sp, 4, vb, evp, width, acc)
+            else:
+                _weighted(p, sp, 0, vb, evp, width, acc)
+                if quads > 1:
+                    _weighted(p, sp, 4, vb, evp, width, acc)
             for i in range(m):
                 o = (r0 + i) * ev
                 for c in range(ev):
@@ -1066,7 +1168,7 @@ def warm() -> None:
     q = np.ones((1, 2, 4), np.float32)
     rows = np.zeros(2, np.int64)
     attention_simd_rows(
-        0, 1, q, q, q, q.copy(), np.ones(2, np.int64), np.zeros((0, 1), np.float32), rows, 1, 0.5, True, 0
+        0, 1, q, q, q, q.copy(), np.ones(2, np.int64), np.zeros((0, 1), np.float32), rows, 1, 0.5, True, 0, False
     )
     bytes_ = np.ones((1, 8), np.uint8)
     for rows in (bytes_, jit.read_only(bytes_)):  # a mask computed, and a model's constant one
