@@ -1111,6 +1111,59 @@ def test_register_attention_rows_against_float64(kernels, monkeypatch, e, ev, ma
     _close_but_for_scores(got, numpy_path.astype(np.float64), moved, 2)
 
 
+def test_warm_calls_the_attention_kernels_with_a_models_constants(kernels, monkeypatch, tmp_path):
+    """A model's constant float mask reaches the attention kernels read-only (the plan's
+    constants are; above FLOAT_MEMO_MAX_BYTES it is not copied), a type numba compiles apart:
+    warm() (what `irexec warmup` compiles) calls the register rows and the masked softmax rows
+    with it too, and a constant query reaches the register rows as a writable copy, so a
+    model's run loads them from the cache instead of compiling (a Swin's shifted windows
+    compiled for 9 s on their first call). Recorded without compiling: the kernels replaced by
+    recorders during warm(), then a model of the three cases."""
+    from irexec.kernels import attention as ka
+    from irexec.kernels import normalize_loops as nl
+    from tests.support.irbuild import Net
+
+    names = ("attention_simd_rows", "attention_masked_rows")
+    seen: dict[str, set] = {"warm": set(), "model": set()}
+    phase = ["warm"]
+
+    def recorder(name, real):
+        def record(*args):
+            seen[phase[0]].add((name, tuple(a.flags.writeable for a in args if isinstance(a, np.ndarray))))
+            return real(*args) if phase[0] == "model" else None
+
+        return record
+
+    for name in names:
+        monkeypatch.setattr(nl, name, recorder(name, getattr(nl, name)))
+    nl.warm()
+    phase[0] = "model"
+    n = Net("attention")
+    big = R.standard_normal((1, 2, 64, 64)).astype(np.float32)
+    assert big.nbytes > ka.FLOAT_MEMO_MAX_BYTES
+    for e, q_const in ((16, False), (80, False), (16, True)):  # register rows; whole scores; a constant q
+        q = (
+            n.const(R.standard_normal((1, 2, 64, e)).astype(np.float32))
+            if q_const
+            else n.param(f"q{e}", "f32", (1, 2, 64, e))
+        )
+        k, v = (n.param(f"{t}{e}{q_const}", "f32", (1, 2, 64, e)) for t in "kv")
+        y = n.op(
+            "ScaledDotProductAttention",
+            [q, k, v, n.const(big)],
+            {"causal": "false"},
+            version="opset13",
+            out_dims=[1, 2, 64, e],
+        )
+        n.result(y, f"y{e}{q_const}")
+    m = irexec.load(n.save(tmp_path / "attention.xml"))
+    feeds = {i.name: R.standard_normal(i.shape).astype(np.float32) for i in m.inputs}
+    m.infer(feeds)
+    assert {name for name, _ in seen["model"]} == set(names)
+    assert any(not all(flags) for _, flags in seen["model"])  # the read-only mask did reach them
+    assert seen["model"] <= seen["warm"], seen["model"] - seen["warm"]
+
+
 @pytest.mark.parametrize("causal", [False, True])
 def test_register_attention_splits_few_heads_among_threads(kernels, causal):
     """One head on two threads: each takes every other group of eight query rows (its own copy

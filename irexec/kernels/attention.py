@@ -399,9 +399,9 @@ def _simd(
         kl.attention_simd_rows,
         batch * parts,
         threads,
-        np.ascontiguousarray(q3),
-        np.ascontiguousarray(k3),
-        np.ascontiguousarray(v3),
+        _writable(q3),
+        _writable(k3),
+        _writable(v3),
         out,
         np.ascontiguousarray(keep, np.int64),
         mask,
@@ -413,6 +413,15 @@ def _simd(
         not jit.wide_vectors(),
     )
     return out
+
+
+def _writable(a: np.ndarray) -> np.ndarray:
+    """a contiguous, and writable: a model's constant query, keys or values are read-only, a type
+    numba compiles apart (one more specialization of the register rows each, against a copy of
+    a constant that is small where it occurs). A constant float mask stays read-only: warm()
+    compiles that variant, and a large one would cost its copy every call."""
+    a = np.ascontiguousarray(a)
+    return a if a.flags.writeable else a.copy()
 
 
 def decomposed_attention(

@@ -1161,15 +1161,17 @@ def warm() -> None:
         for inv in (np.empty(0), np.empty(2)):
             attention_softmax_rows(0, 2, x, out, 0.5, True, 2, 0, dt == np.float32, dt == np.float32, inv)
             rows = np.zeros(2, np.int64)
-            for mask in (np.ones((1, 8), np.bool_), np.zeros((1, 8), dt)):
+            # a float mask as computed, and as a model's constant (read-only: a type of its own)
+            added = np.zeros((1, 8), dt)
+            for mask in (np.ones((1, 8), np.bool_), added, jit.read_only(added)):
                 prefix = np.full(1, -1, np.int64)
                 f32 = dt == np.float32
                 attention_masked_rows(0, 2, x, mask, rows, prefix, mask.dtype == np.bool_, out, 0.5, f32, f32, inv)
     q = np.ones((1, 2, 4), np.float32)
     rows = np.zeros(2, np.int64)
-    attention_simd_rows(
-        0, 1, q, q, q, q.copy(), np.ones(2, np.int64), np.zeros((0, 1), np.float32), rows, 1, 0.5, True, 0, False
-    )
+    added = np.zeros((1, 2), np.float32)
+    for mask in (np.zeros((0, 1), np.float32), jit.read_only(added)):  # no mask; a constant float mask
+        attention_simd_rows(0, 1, q, q, q, q.copy(), np.ones(2, np.int64), mask, rows, 1, 0.5, True, 0, False)
     bytes_ = np.ones((1, 8), np.uint8)
     for rows in (bytes_, jit.read_only(bytes_)):  # a mask computed, and a model's constant one
         mask_bounds(rows, rows.view(np.uint64), np.zeros(1, np.int64), 8, np.empty(1, np.int64), np.empty(1, np.int64))
