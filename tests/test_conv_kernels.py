@@ -678,21 +678,11 @@ def test_warm_calls_the_kernels_with_a_models_read_only_filters(kernels, monkeyp
     from irexec.kernels import conv as kc
     from irexec.kernels import conv_loops as k
     from tests.support.irbuild import Net
+    from tests.support.recorders import writability
 
     names = ("dense_simd", "dense_narrow", "depthwise_lanes", "depthwise2d", "depthwise_simd", "pointwise_simd")
     names += ("crop_rows", "deal_flat")
-    seen: dict[str, set] = {"warm": set(), "model": set()}
-    phase = ["warm"]
-
-    def recorder(name, real):
-        def record(*args):
-            seen[phase[0]].add((name, tuple(a.flags.writeable for a in args if isinstance(a, np.ndarray))))
-            return real(*args) if phase[0] == "model" else None
-
-        return record
-
-    for name in names:
-        monkeypatch.setattr(k, name, recorder(name, getattr(k, name)))
+    seen, phase = writability(monkeypatch, k, names)
     k.warm()
     phase[0] = "model"
     monkeypatch.setattr(kc, "POINT_MIN_POSITIONS", 1)

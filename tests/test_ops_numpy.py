@@ -1122,20 +1122,10 @@ def test_warm_calls_the_attention_kernels_with_a_models_constants(kernels, monke
     from irexec.kernels import attention as ka
     from irexec.kernels import normalize_loops as nl
     from tests.support.irbuild import Net
+    from tests.support.recorders import writability
 
     names = ("attention_simd_rows", "attention_masked_rows")
-    seen: dict[str, set] = {"warm": set(), "model": set()}
-    phase = ["warm"]
-
-    def recorder(name, real):
-        def record(*args):
-            seen[phase[0]].add((name, tuple(a.flags.writeable for a in args if isinstance(a, np.ndarray))))
-            return real(*args) if phase[0] == "model" else None
-
-        return record
-
-    for name in names:
-        monkeypatch.setattr(nl, name, recorder(name, getattr(nl, name)))
+    seen, phase = writability(monkeypatch, nl, names)
     nl.warm()
     phase[0] = "model"
     n = Net("attention")

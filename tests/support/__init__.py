@@ -6,6 +6,7 @@
 - `oracle`: the numpy float64 reference for the reductions.
 - `mutators`: mutations of valid IR, for the fuzz tests and tools/triage.py.
 - `clirun`: run the irexec CLI in a child process, with its peak memory and wall time.
+- `recorders`: kernels replaced by recorders of their arguments' writability (warm-up checks).
 
 Import them as `from tests.support import irbuild` or `from tests.support.irbuild import Net`,
 from pytest or from a tool run as a module at the repository root (`python3 -m tools.NAME`).
