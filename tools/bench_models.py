@@ -297,8 +297,25 @@ def _op_cases():
         ("ReduceMean (1,576,7,7)", (1, 576, 7, 7), lambda x: o.reduce_mean(x, c(np.int64([2, 3])), True)),
         ("ReduceMean (8,256,56,56)", (8, 256, 56, 56), lambda x: o.reduce_mean(x, c(np.int64([2, 3])), True)),
         ("SDPA (1,12,128,64)", (1, 12, 128, 64), lambda x: o.scaled_dot_product_attention(x, x, x, causal=True)),
+        *[
+            # an LLM's decode step: the last position's query against every cached key
+            (
+                f"SDPA decode 12x{keys} keys",
+                (1, 12, keys, 64),
+                lambda x: o.scaled_dot_product_attention(_last(x, c), x, x),
+            )
+            for keys in (128, 512, 2048)
+        ],
         ("FakeQuantize per-channel", (1, 64, 112, 112), lambda x: o.fake_quantize(x, *_fq_ranges(c, 64), 256)),
     ]
+
+
+def _last(x, c):
+    """x's last position along axis 2 (a slice that keeps the axis)."""
+    import openvino.opset16 as o
+
+    one = np.int64([1])
+    return o.slice(x, c(-one), c(np.int64([np.iinfo(np.int64).max])), c(one), c(np.int64([2])))
 
 
 def _fq_ranges(c, channels):
