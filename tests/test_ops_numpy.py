@@ -1115,10 +1115,11 @@ def test_warm_calls_the_attention_kernels_with_a_models_constants(kernels, monke
     """A model's constant float mask reaches the attention kernels read-only (the plan's
     constants are; above FLOAT_MEMO_MAX_BYTES it is not copied), a type numba compiles apart:
     warm() (what `irexec warmup` compiles) calls the register rows and the masked softmax rows
-    with it too, and a constant query reaches the register rows as a writable copy, so a
-    model's run loads them from the cache instead of compiling (a Swin's shifted windows
-    compiled for 9 s on their first call). Recorded without compiling: the kernels replaced by
-    recorders during warm(), then a model of the three cases."""
+    with it too, and a constant query (and a single causal head's key counts, computed per
+    call) reach the register rows writable, so a model's run loads them from the cache instead
+    of compiling (a Swin's shifted windows compiled for 9 s on their first call). Recorded
+    without compiling: the kernels replaced by recorders during warm(), then a model of the
+    four cases."""
     from irexec.kernels import attention as ka
     from irexec.kernels import normalize_loops as nl
     from tests.support.irbuild import Net
@@ -1146,6 +1147,10 @@ def test_warm_calls_the_attention_kernels_with_a_models_constants(kernels, monke
             out_dims=[1, 2, 64, e],
         )
         n.result(y, f"y{e}{q_const}")
+    # one head, causal: each row's count of keys kept, computed per call, reaches the kernel too
+    qkv = [n.param(f"{t}1", "f32", (1, 1, 64, 16)) for t in "qkv"]
+    y = n.op("ScaledDotProductAttention", qkv, {"causal": "true"}, version="opset13", out_dims=[1, 1, 64, 16])
+    n.result(y, "causal")
     m = irexec.load(n.save(tmp_path / "attention.xml"))
     feeds = {i.name: R.standard_normal(i.shape).astype(np.float32) for i in m.inputs}
     m.infer(feeds)

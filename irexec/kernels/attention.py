@@ -387,7 +387,9 @@ def _simd(
         if mask.dtype != np.float32:
             return None
     elif causal:
-        keep = np.broadcast_to(np.minimum(keys, np.arange(1, length + 1)), (batch, length)).reshape(-1)
+        # a fresh array: a broadcast view of one batch item's row would reach the kernel read-only,
+        # a type numba compiles apart (`_writable`)
+        keep = np.tile(np.minimum(keys, np.arange(1, length + 1)), batch)
     else:
         keep = np.full(batch * length, keys, np.int64)
     out = np.empty((batch, length, ev), np.float32)
