@@ -30,8 +30,9 @@ IREXEC_SMALL_ELEMENTS  reductions over fewer input elements than this run a nump
                        model never imports numba (0.4-0.7 s) for them (default 65536; 0 = load
                        numba for any reduction when IREXEC_JIT=always). Once loaded (a long-lived
                        process, `irexec bench`), the kernels serve every size: they are faster.
-IREXEC_SPLIT_MIN       reduced elements per output below which the reduced axis is not split
-                       across threads (default 32768).
+IREXEC_SPLIT_MIN       elements a kernel task reads (a row's reduced set, or a column tile's
+                       rows) below which the reduced axis is not split across threads
+                       (default 32768).
 
 IREXEC_PROGRESS_SECONDS  long commands (warmup, batch, bench, compare --per-layer) print a
                        progress line on stderr every this many seconds when stderr is not a

@@ -409,6 +409,54 @@ def test_narrow_fold_back_in_the_main_pass_or_apart(monkeypatch, split, et, op):
         check(got, reduce_ref(x, (0, 2), op, keep, et), et, sum_abs(x, (0, 2), op, keep))
 
 
+@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize(
+    "et,op",
+    [
+        (et, op)
+        for et in ("f32", "f64", "f16", "i32")
+        for op in ("sum", "mean", "max", "min", "prod", "l1", "l2", "sumsq", "logsum")
+        if not (op == "logsum" and et == "i32")  # ReduceLogSum is defined on floats
+    ],
+)
+def test_short_trailing_rows_folded_in_a_second_pass(monkeypatch, split, et, op):
+    """A short trailing reduced group under a kept group and a long reduced group: the columns
+    pass keeps both trailing groups, a second pass folds the short rows of its intermediate
+    (`plan._defer_short`). (3, 20, 5, 6) over (1, 3) and (0, 1, 3): rows of 6 under 20 or 60
+    reduced rows; split (SPLIT_MIN made small) the columns pass cuts its reduced sets into
+    parts. Both give the oracle's values, finished and of the output type, keep_dims or not,
+    with NaN and infinities propagated."""
+    from irexec.kernels.reduce import plan
+
+    assert plan.plan_layout((3, 20, 5, 6), (1, 3))[3] == 6
+    assert plan.plan_layout((3, 20, 5, 6), (0, 1, 3))[3] == 6
+    assert plan.plan_layout((3, 8, 5, 6), (1, 3))[3] == 0  # a short reduced group above: rows
+    if split:
+        monkeypatch.setattr(config, "SPLIT_MIN", 16)
+    x = blocked_sample((3, 20, 5, 6), et, op, 10)
+    for axes in ((1, 3), (0, 1, 3)):
+        for keep in (False, True):
+            got = reduce_array(x, axes, op, keep, et, force=True)
+            check(got, reduce_ref(x, axes, op, keep, et), et, sum_abs(x, axes, op, keep))
+
+
+def test_one_wide_column_tile_is_split_over_its_rows(monkeypatch):
+    """Few, wide column tiles over many rows (a mean over (0, 1) of (128, 64, 512)): one tile
+    reads 4M elements, so its reduced rows are cut into parts for the threads, even though each
+    column's reduced set is short of SPLIT_MIN."""
+    from irexec.kernels import jit
+    from irexec.kernels.reduce import loops
+
+    seen = []
+    real = jit.parallel_for
+    monkeypatch.setattr(jit, "threads_for", lambda nbytes, cost=1.0: 2)
+    monkeypatch.setattr(jit, "parallel_for", lambda k, n, t, *a: (seen.append((k, n)), real(k, n, t, *a)))
+    x = sample((128, 64, 512), "f32", np.random.default_rng(11))
+    got = reduce_array(x, (0, 1), "mean", False, "f32", force=True)
+    check(got, reduce_ref(x, (0, 1), "mean", False, "f32"), "f32", sum_abs(x, (0, 1), "mean", False))
+    assert seen and seen[0][0] is loops.reduce_columns and seen[0][1] > 1
+
+
 # ---- the numpy path in blocks ------------------------------------------------------------
 
 

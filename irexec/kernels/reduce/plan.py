@@ -4,6 +4,9 @@ Size-1 dims are dropped and adjacent kept/reduced dims merged, so any reduction 
 sequence of (M, R, N) blocks: each pass removes one reduced group (the largest first, so the
 intermediate is as small as possible) with the rows kernel (N == 1) or the columns kernel.
 The first pass applies the op's map step (|x|, x^2); later passes combine accumulators.
+Two layouts take two passes on purpose: a narrow trailing kept group is folded into a wide one
+and back (`_fold_narrow`), and a short trailing reduced group under a long one is folded last,
+from the float64 intermediate (`_defer_short`), so the big pass is a columns pass.
 Policy lives here, in Python; the kernels see contiguous arrays and integers only.
 """
 
@@ -91,12 +94,16 @@ class Fused:
     count: int
 
 
-def _splits(outputs: int, b: int, d: int, threads: int) -> int:
+def _splits(outputs: int, b: int, d: int, threads: int, width: int = 1) -> int:
     """Parts the reduced axis D is split into, so that few outputs still give every thread
-    tasks: 1 unless outputs are fewer than 4 per thread and the reduced sets are long (SPLIT_MIN
-    elements a part at least)."""
-    if outputs < 4 * threads and b * d >= 2 * config.SPLIT_MIN:
-        return max(1, min(d, 8 * threads, d * b // config.SPLIT_MIN))
+    tasks: 1 unless outputs (rows, or the columns pass's tiles of `width` kept elements) are
+    fewer than 4 per thread and each reads much (SPLIT_MIN elements a part at least). A tile
+    reads b * d * width elements: the mean over (0, 1) of (64,256,64,64) float32 is one tile of
+    4096 columns over 16384 rows, which ran on one thread (20 GB/s) while its rows were counted
+    alone."""
+    work = b * d * width
+    if outputs < 4 * threads and work >= 2 * config.SPLIT_MIN:
+        return max(1, min(d, 8 * threads, work // config.SPLIT_MIN))
     return 1
 
 
@@ -120,7 +127,8 @@ def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, fused:
     a, b, c, d, e = dims
     threads = jit.threads_for(x.nbytes)
     tile = _back_tile(e, narrow, k.TILE) if e > 1 else 0
-    splits = _splits(a * c * (1 if e == 1 else math.ceil(e / (tile or k.TILE))), b, d, threads)
+    width = 1 if e == 1 else min(e, tile or k.TILE)
+    splits = _splits(a * c * (1 if e == 1 else math.ceil(e / (tile or k.TILE))), b, d, threads, width)
     if narrow is not None and (not tile or splits > 1):
         return None
     back_k, back_e = narrow if narrow is not None else (1, 1)
@@ -202,19 +210,45 @@ def _fold_narrow(groups: list[list]) -> tuple[list[list], tuple[int, int] | None
     return main, (k, e)
 
 
+# A trailing reduced group this short, under a kept group and another reduced group, is
+# folded in a second pass (`_defer_short`) ...
+_SHORT = 128
+# ... when the reduced group above is at least this long, so the intermediate is small
+_DEFER_MIN_B = 16
+
+
+def _defer_short(groups: list[list]) -> tuple[list[list], int]:
+    """For groups ending in (reduced B, kept C, reduced D) with a short D and a long B, the
+    main pass keeps C and D as one kept group (the columns kernel over B, which reads at the
+    streaming speed) and a second pass folds the rows of D of its float64 intermediate (1/B of
+    the input, twice the element size). Folded in the rows kernel instead, every row of D is a
+    short sum and a horizontal add: the mean over (1, 3) of (64,256,64,64) float32 read 0.68-0.77
+    of the streaming limit. Returns the main pass's groups and D (0: no second pass)."""
+    if len(groups) < 3 or not groups[-1][1] or groups[-2][1] or not groups[-3][1]:
+        return groups, 0
+    b, c, d = (g[0] for g in groups[-3:])
+    if d > _SHORT or b < _DEFER_MIN_B:
+        return groups, 0
+    return [list(g) for g in groups[:-2]] + [[c * d, False]], d
+
+
 @functools.lru_cache(maxsize=1024)
 def plan_layout(shape: tuple[int, ...], axes: tuple[int, ...], fold: bool = True):
-    """(5-D dims, narrow fold or None, transpose or None) for reducing `shape` over `axes`;
-    cached, so a model run again pays no planning. `fold=False`: no narrow fold (the
-    exponentials' pass, compute-bound, reads narrow columns as fast)."""
-    groups, narrow = _fold_narrow(merged_groups(shape, axes)) if fold else (merged_groups(shape, axes), None)
+    """(5-D dims, narrow fold or None, transpose or None, deferred short rows or 0) for reducing
+    `shape` over `axes`; cached, so a model run again pays no planning. `fold=False`: neither
+    the narrow fold nor the deferred rows (the exponentials' pass, compute-bound, reads narrow
+    columns and short rows as fast)."""
+    groups, narrow, short = merged_groups(shape, axes), None, 0
+    if fold:
+        groups, narrow = _fold_narrow(groups)
+        groups, short = _defer_short(groups)
     dims = canonical_5d(groups)
     if dims is not None:
-        return dims, narrow, None
+        return dims, narrow, None, short
     # More than five alternating groups: one transposed copy puts kept dims first.
     kept = [i for i in range(len(shape)) if i not in axes]
     n_kept = math.prod(shape[i] for i in kept)
-    return (1, 1, n_kept, math.prod(shape) // max(n_kept, 1), 1), None, tuple(kept + list(axes))
+    return (1, 1, n_kept, math.prod(shape) // max(n_kept, 1), 1), None, tuple(kept + list(axes)), 0
 
 
 def accumulate(
@@ -232,9 +266,12 @@ def accumulate(
         return accumulate_numpy(x, axes, first, acc_dt), False
     work, acc_dt = _acc_dtype(x)
     work = np.ascontiguousarray(work)
-    dims, narrow, transpose = plan_layout(work.shape, axes)
+    dims, narrow, transpose, short = plan_layout(work.shape, axes)
     if transpose is not None:
         work = np.ascontiguousarray(work.transpose(transpose))
+    if short:
+        values, _ = _run5(work, dims, first, combine, acc_dt, None)
+        return _run5(values, (1, 1, values.size // short, short, 1), combine, combine, acc_dt, fused)
     if narrow is None:
         return _run5(work, dims, first, combine, acc_dt, fused)
     done = _run5(work, dims, first, combine, acc_dt, fused, narrow)
@@ -339,7 +376,7 @@ def _exp_sums(x: np.ndarray, axes: tuple[int, ...], peak: np.ndarray, out_dtype,
     from . import exp_loops as k
 
     work = np.ascontiguousarray(x)
-    (a, b, c, d, e), _, transpose = plan_layout(work.shape, axes, fold=False)
+    (a, b, c, d, e), _, transpose, _ = plan_layout(work.shape, axes, fold=False)
     if transpose is not None:
         work = np.ascontiguousarray(work.transpose(transpose))
     peak = np.ascontiguousarray(peak, np.float64).reshape(-1)
@@ -445,6 +482,8 @@ def warm(part: int | None = None, types: tuple[str, ...] = _WARM_TYPES) -> None:
             reduce_array(x, axes, "sum", False, et, force=True)
         # a narrow kept group: an unfused columns pass, then the fold back in float64
         reduce_array(np.ones((64, 64, 64), dt), (1,), "mean", False, et, force=True)
+        # short trailing rows: a columns pass, then the rows of its float64 intermediate
+        reduce_array(np.ones((2, _DEFER_MIN_B, 2, 8), dt), (1, 3), "mean", False, et, force=True)
         if et in ("f32", "f64", "f16", "bf16"):
             mean_broadcast([x[:1, :1], x[:1, :1, :1]], et, force=True)
         if et in ("f32", "f64"):  # the exponentials' pass: rows, columns, everything (split)
