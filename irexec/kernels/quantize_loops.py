@@ -8,9 +8,11 @@ NCHW); `period` serves ranges that change along the innermost axes (a (1, C) ran
 where the constants repeat every `period` elements. Serial and nogil, `jit.parallel_for` tasks of
 BLOCK elements (rows) or of whole periods.
 
-The level index is rounded half to even as std::nearbyint does: (|q| + 2^52) - 2^52 with q's
-sign is rint for |q| < 2^52 (above it every float64 is an integer), and LLVM vectorizes it where
-numba's np.rint is a call per element. A float64 division costs as much as reading the element
+The level index is rounded half to even as std::nearbyint does, by LLVM's rint (`_rint`), which
+vectorizes to one rounding instruction (vroundpd) where numba's np.rint is a call per element.
+(|q| + 2^52) - 2^52 with q's sign, the same bits in eight instructions and more registers, ran at
+1.27 ns an element against 0.91 on one core of a Zen 3, per-tensor ranges on 800K float32.
+A float64 division costs as much as reading the element
 (the exact formula ran at 3.8 GB/s of float32 on one core, this one at 6, a streaming read at 30), so the index
 comes from (v - il) * (L / d) instead of (v - il) / d * L: both are within two roundings of the
 same real number, 4 units of 2^-53 relative, so they round to the same integer unless it lies
@@ -21,23 +23,30 @@ depend on the shortcut.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
 
 from .jit import njit
 
 BLOCK = 1 << 14
-_TWO52 = 4503599627370496.0
 _NEAR = 2.0**-48  # relative distance to a half-way point below which the exact formula decides
 
 
-@njit(inline="always")
-def _rint(q):
-    """np.rint(q) (half to even, -0.0 kept, NaN and infinities unchanged)."""
-    a = abs(q)
-    r = math.copysign((a + _TWO52) - _TWO52, q)
-    return r if a < _TWO52 else q
+@intrinsic
+def _rint(typingctx, q):
+    """np.rint(q) (half to even in the default rounding mode, -0.0 kept, NaN and infinities
+    unchanged): LLVM's llvm.rint."""
+    if not isinstance(q, types.Float):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ty = context.get_value_type(signature.return_type)
+        fn = builder.module.declare_intrinsic("llvm.rint", [ty], ir.FunctionType(ty, [ty]))
+        return builder.call(fn, [args[0]])
+
+    return q(q), codegen
 
 
 @njit(inline="always")
