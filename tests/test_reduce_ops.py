@@ -13,6 +13,7 @@ import pytest
 import irexec
 from irexec import config
 from irexec.dtypes import cast, numpy_dtype, round_bf16
+from irexec.kernels import jit
 from irexec.kernels.reduce import numpy_path
 from irexec.kernels.reduce.plan import reduce_array
 from tests.support.irbuild import Net
@@ -403,6 +404,7 @@ def test_narrow_fold_back_in_the_main_pass_or_apart(monkeypatch, split, et, op):
     into a kept group of 128, with the other reduced axis in the main pass."""
     if split:
         monkeypatch.setattr(config, "SPLIT_MIN", 16)
+        monkeypatch.setattr(jit, "threads_for", lambda nbytes, cost=1.0: 2)  # parts need threads
     x = sample((300, 2, 16, 4), et, np.random.default_rng(9), op)
     for keep in (False, True):
         got = reduce_array(x, (0, 2), op, keep, et, force=True)
@@ -433,6 +435,7 @@ def test_short_trailing_rows_folded_in_a_second_pass(monkeypatch, split, et, op)
     assert plan.plan_layout((3, 8, 5, 6), (1, 3))[3] == 0  # a short reduced group above: rows
     if split:
         monkeypatch.setattr(config, "SPLIT_MIN", 16)
+        monkeypatch.setattr(jit, "threads_for", lambda nbytes, cost=1.0: 2)  # parts need threads
     x = blocked_sample((3, 20, 5, 6), et, op, 10)
     for axes in ((1, 3), (0, 1, 3)):
         for keep in (False, True):
@@ -440,21 +443,23 @@ def test_short_trailing_rows_folded_in_a_second_pass(monkeypatch, split, et, op)
             check(got, reduce_ref(x, axes, op, keep, et), et, sum_abs(x, axes, op, keep))
 
 
-def test_one_wide_column_tile_is_split_over_its_rows(monkeypatch):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_one_wide_column_tile_is_split_over_its_rows(monkeypatch, threads):
     """Few, wide column tiles over many rows (a mean over (0, 1) of (128, 64, 512)): one tile
-    reads 4M elements, so its reduced rows are cut into parts for the threads, even though each
-    column's reduced set is short of SPLIT_MIN."""
-    from irexec.kernels import jit
+    reads 4M elements, so on two threads its reduced rows are cut into parts, even though each
+    column's reduced set is short of SPLIT_MIN; one thread reads it in one task, finished by
+    the kernel."""
     from irexec.kernels.reduce import loops
 
     seen = []
     real = jit.parallel_for
-    monkeypatch.setattr(jit, "threads_for", lambda nbytes, cost=1.0: 2)
+    monkeypatch.setattr(jit, "threads_for", lambda nbytes, cost=1.0: threads)
     monkeypatch.setattr(jit, "parallel_for", lambda k, n, t, *a: (seen.append((k, n)), real(k, n, t, *a)))
     x = sample((128, 64, 512), "f32", np.random.default_rng(11))
     got = reduce_array(x, (0, 1), "mean", False, "f32", force=True)
     check(got, reduce_ref(x, (0, 1), "mean", False, "f32"), "f32", sum_abs(x, (0, 1), "mean", False))
-    assert seen and seen[0][0] is loops.reduce_columns and seen[0][1] > 1
+    assert [k for k, _ in seen] == [loops.reduce_columns]
+    assert (seen[0][1] > 1) == (threads == 2)
 
 
 # ---- the numpy path in blocks ------------------------------------------------------------

@@ -12,6 +12,7 @@ Policy lives here, in Python; the kernels see contiguous arrays and integers onl
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from dataclasses import dataclass
@@ -96,14 +97,15 @@ class Fused:
 
 def _splits(outputs: int, b: int, d: int, threads: int, width: int = 1, split_min: int | None = None) -> int:
     """Parts the reduced axis D is split into, so that few outputs still give every thread
-    tasks: 1 unless outputs (rows, or the columns pass's tiles of `width` kept elements) are
-    fewer than 4 per thread and each reads much (SPLIT_MIN elements a part at least). A tile
-    reads b * d * width elements: the mean over (0, 1) of (64,256,64,64) float32 is one tile of
-    4096 columns over 16384 rows, which ran on one thread (20 GB/s) while its rows were counted
-    alone."""
+    tasks: 1 on one thread, or unless outputs (rows, or the columns pass's tiles of `width` kept
+    elements) are fewer than 4 per thread and each reads much (SPLIT_MIN elements a part at
+    least). A tile reads b * d * width elements: the mean over (0, 1) of (64,256,64,64) float32
+    is one tile of 4096 columns over 16384 rows, which ran on one thread (20 GB/s) while its rows
+    were counted alone. One thread gains nothing from parts, and pays for combining them and
+    finishing in numpy."""
     split_min = config.SPLIT_MIN if split_min is None else split_min
     work = b * d * width
-    if outputs < 4 * threads and work >= 2 * split_min:
+    if threads > 1 and outputs < 4 * threads and work >= 2 * split_min:
         return max(1, min(d, 8 * threads, work // split_min))
     return 1
 
@@ -533,6 +535,17 @@ WARM_PARTS = 3
 _WARM_TYPES = ("f32", "f64", "f16", "bf16", "i32", "i64", "u64")
 
 
+@contextlib.contextmanager
+def _two_threads():
+    """Two threads for any size while warming: the split passes' specializations."""
+    saved = config.THREAD_MIN_BYTES, config.NUM_THREADS
+    config.THREAD_MIN_BYTES, config.NUM_THREADS = 0, 2
+    try:
+        yield
+    finally:
+        config.THREAD_MIN_BYTES, config.NUM_THREADS = saved
+
+
 def warm(part: int | None = None, types: tuple[str, ...] = _WARM_TYPES) -> None:
     """Compile (or load from the cache) every specialization the planner calls: each input
     element type the kernels read, rows and columns, with and without splits, fused epilogues.
@@ -542,8 +555,9 @@ def warm(part: int | None = None, types: tuple[str, ...] = _WARM_TYPES) -> None:
     for et in types if part is None else types[part::WARM_PARTS]:
         dt = np.float32 if et == "bf16" else numpy_dtype(et)
         x = np.ones((2, 8, 2, 8200), dt)
-        for axes in ((1,), (1, 3), (0, 1, 2, 3)):  # columns, rows, everything (split)
-            reduce_array(x, axes, "sum", False, et, force=True)
+        with _two_threads():  # parts (unfused: float64 out) need two threads
+            for axes in ((1,), (1, 3), (0, 1, 2, 3)):  # columns, rows, everything (split)
+                reduce_array(x, axes, "sum", False, et, force=True)
         # a narrow kept group: an unfused columns pass, then the fold back in float64
         reduce_array(np.ones((64, 64, 64), dt), (1,), "mean", False, et, force=True)
         # short trailing rows: a columns pass, then the rows of its float64 intermediate
@@ -551,5 +565,6 @@ def warm(part: int | None = None, types: tuple[str, ...] = _WARM_TYPES) -> None:
         if et in ("f32", "f64", "f16", "bf16"):
             mean_broadcast([x[:1, :1], x[:1, :1, :1]], et, force=True)
         if et in ("f32", "f64"):  # the exponentials' pass: rows, columns, everything (split)
-            for axes in ((1,), (1, 3), (0, 1, 2, 3)):
-                reduce_array(x, axes, "logsumexp", False, et, force=True)
+            with _two_threads():
+                for axes in ((1,), (1, 3), (0, 1, 2, 3)):
+                    reduce_array(x, axes, "logsumexp", False, et, force=True)
