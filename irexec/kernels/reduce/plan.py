@@ -536,10 +536,11 @@ _WARM_TYPES = ("f32", "f64", "f16", "bf16", "i32", "i64", "u64")
 
 
 @contextlib.contextmanager
-def _two_threads():
-    """Two threads for any size while warming: the split passes' specializations."""
+def _threads(n: int):
+    """n threads for any size while warming: one reads whole passes (fused epilogues), two cut
+    few outputs' reduced sets into parts (unfused, float64 out): specializations of their own."""
     saved = config.THREAD_MIN_BYTES, config.NUM_THREADS
-    config.THREAD_MIN_BYTES, config.NUM_THREADS = 0, 2
+    config.THREAD_MIN_BYTES, config.NUM_THREADS = 0, n
     try:
         yield
     finally:
@@ -555,9 +556,11 @@ def warm(part: int | None = None, types: tuple[str, ...] = _WARM_TYPES) -> None:
     for et in types if part is None else types[part::WARM_PARTS]:
         dt = np.float32 if et == "bf16" else numpy_dtype(et)
         x = np.ones((2, 8, 2, 8200), dt)
-        with _two_threads():  # parts (unfused: float64 out) need two threads
-            for axes in ((1,), (1, 3), (0, 1, 2, 3)):  # columns, rows, everything (split)
-                reduce_array(x, axes, "sum", False, et, force=True)
+        # columns, rows, everything: on one thread whole (fused), on two in parts (float64 out)
+        for n in (1, 2):
+            with _threads(n):
+                for axes in ((1,), (1, 3), (0, 1, 2, 3)):
+                    reduce_array(x, axes, "sum", False, et, force=True)
         # a narrow kept group: an unfused columns pass, then the fold back in float64
         reduce_array(np.ones((64, 64, 64), dt), (1,), "mean", False, et, force=True)
         # short trailing rows: a columns pass, then the rows of its float64 intermediate
@@ -565,6 +568,7 @@ def warm(part: int | None = None, types: tuple[str, ...] = _WARM_TYPES) -> None:
         if et in ("f32", "f64", "f16", "bf16"):
             mean_broadcast([x[:1, :1], x[:1, :1, :1]], et, force=True)
         if et in ("f32", "f64"):  # the exponentials' pass: rows, columns, everything (split)
-            with _two_threads():
-                for axes in ((1,), (1, 3), (0, 1, 2, 3)):
-                    reduce_array(x, axes, "logsumexp", False, et, force=True)
+            for n in (1, 2):
+                with _threads(n):
+                    for axes in ((1,), (1, 3), (0, 1, 2, 3)):
+                        reduce_array(x, axes, "logsumexp", False, et, force=True)
