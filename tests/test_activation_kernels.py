@@ -180,6 +180,26 @@ def test_relu_and_clamp_in_place_are_numpys_bits(kernels, bounds):
     assert not relu_f32_inplace(strided, lo_hi)
 
 
+def test_relu_op_takes_the_kernel_with_numpys_bits(kernels, monkeypatch):
+    """A ReLU layer of float32 (not fused into its producer) runs the `relu` kernel, 16 lanes at a
+    time and the tail one by one: np.maximum(x, 0)'s bits, -0.0 to +0.0, NaN and infinities."""
+    from irexec.kernels import jit
+
+    calls = []
+    kernel = k.relu
+    monkeypatch.setattr(k, "relu", lambda *a: calls.append(a[:2]) or kernel(*a))
+
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal(2 * k.BLOCK + 29) * 4).astype(np.float32)
+    x[::5] = -0.0
+    x[:5] = [np.nan, np.inf, -np.inf, 0.0, -np.nan]
+    x[-3:] = [-np.nan, -0.0, -1.0]  # in the scalar tail
+    (got,) = run_op("ReLU", "opset1", [x])
+    assert jit.ready("elementwise") and calls
+    want = np.maximum(x, np.float32(0))
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
 # ---- float32 arithmetic: Swish with beta 1 and Gelu's erf mode (swish_f32, gelu_erf_f32) ------------
 
 # tools/sweep_f32.py over all 2^32 float32 inputs: the worst error in ulps of the exact value,

@@ -16,7 +16,7 @@ SMALL_CALL_SAVING = 5e-6
 # work per byte against a streaming read (jit.threads_for): an exp or erfc per element in
 # float64; float32's 16 lanes (`swish_f32`) a third of that
 ACTIVATION_COST = 12.0
-COSTS = {"swish_f32": 4.0, "gelu_erf_f32": 6.0, "erf_f32": 6.0}
+COSTS = {"swish_f32": 4.0, "gelu_erf_f32": 6.0, "erf_f32": 6.0, "relu": 1.0}
 
 
 def activation_f32(name: str, x: np.ndarray, *args) -> np.ndarray | None:

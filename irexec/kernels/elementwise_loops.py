@@ -43,6 +43,7 @@ from .simd import (
     vload,
     vmul,
     vneg_abs,
+    vrelu,
     vsplat,
     vstore,
     vsub,
@@ -464,14 +465,34 @@ def hsigmoid(t_lo, t_hi, x, out):
 
 
 @njit(error_model="numpy")
+def relu(t_lo, t_hi, x, out):
+    """out = np.maximum(x, 0) (`relu_inplace`'s values), 16 lanes at a time."""
+    zero = np.float32(0.0)
+    for t in range(t_lo, t_hi):
+        src, dst = _block(x, out, t)
+        whole = src.size - src.size % LANES
+        for j in range(0, whole, LANES):
+            vstore(dst, j, vrelu(vload(src, j)))
+        for j in range(whole, src.size):
+            v = src[j]
+            dst[j] = zero if v <= zero else v
+
+
+@njit(error_model="numpy")
 def relu_inplace(t_lo, t_hi, x):
-    """x = np.maximum(x, 0) in place: NaN stays, -0.0 becomes +0.0 (numpy's maximum)."""
+    """x = np.maximum(x, 0) in place: NaN stays, -0.0 becomes +0.0 (numpy's maximum), 16 lanes at
+    a time (`simd.vrelu`, whose stores are whole vectors: the scalar select, which writes back
+    what it read where it keeps it, LLVM turned into masked stores of the zeros, vmaskmovps,
+    microcoded on AMD's cores: 200 K float32 130 -> 16 us, numpy's maximum 100)."""
     zero = np.float32(0.0)
     for t in range(t_lo, t_hi):
         blk, _ = _block(x, x, t)
-        for j in range(blk.size):
+        whole = blk.size - blk.size % LANES
+        for j in range(0, whole, LANES):
+            vstore(blk, j, vrelu(vload(blk, j)))
+        for j in range(whole, blk.size):
             v = blk[j]
-            blk[j] = v if (v > zero) | (v != v) else zero
+            blk[j] = zero if v <= zero else v
 
 
 @njit(error_model="numpy")
@@ -496,5 +517,6 @@ def warm() -> None:
     erf_f32(0, 1, x, np.empty_like(x))
     hswish(0, 1, x, np.empty_like(x))
     hsigmoid(0, 1, x, np.empty_like(x))
+    relu(0, 1, x, np.empty_like(x))
     relu_inplace(0, 1, x.copy())
     clip_inplace(0, 1, x.copy(), np.float32(0.0), np.float32(6.0))
