@@ -667,6 +667,55 @@ def test_pointwise_activation_as_it_stores_is_the_separate_passes_bits(kernels, 
     assert kc.pointwise_then(x, w, win, lo_hi) is None
 
 
+STRIDED_1X1 = [
+    # (shape, output channels, strides): 1x1 windows at strides > 1 without pads
+    ((1, 8, 56, 56), 16, (2, 2)),  # ResNet's projection shortcut, the pointwise kernel's size
+    ((2, 5, 13, 11), 7, (2, 2)),  # odd sizes: the last row and column are read
+    ((1, 6, 9, 10), 4, (3, 1)),
+    ((1, 4, 7, 8, 9), 5, (2, 3, 2)),  # 3-D
+    ((2, 3, 17), 6, (4,)),  # 1-D
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", STRIDED_1X1, ids=[str(c) for c in STRIDED_1X1])
+def test_strided_pointwise_convolution_reads_its_positions_once(kernels, monkeypatch, dtype, case):
+    """A 1x1 window at strides > 1 without pads is the pointwise convolution of the positions it
+    reads (`conv._subsampled`), without columns: a float64 sum's values within the type's bound,
+    NaN where the inputs put one; fused with ReLU (`pointwise_then`) the separate passes' bits."""
+    from irexec.kernels import conv as kc
+
+    shape, c_out, strides = case
+    x = R.standard_normal(shape).astype(dtype)
+    x.reshape(-1)[0] = np.nan
+    w = R.standard_normal((c_out, shape[1]) + (1,) * (len(shape) - 2)).astype(dtype)
+    spatial = len(shape) - 2
+    attrs = dict(strides=list(strides), dilations=[1] * spatial, pads_begin=[0] * spatial, pads_end=[0] * spatial)
+    columns = []
+    for name in ("_kernel_columns", "_numpy_columns", "_flat_columns", "_numpy_flat_columns"):
+        monkeypatch.setattr(kc, name, lambda *a, name=name: columns.append(name))
+    (got,) = run_op("Convolution", "opset1", [x, w], **attrs)
+    assert not columns and got.dtype == dtype
+    sub = x[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in strides)].astype(np.float64)
+    w64 = w.reshape(c_out, -1).astype(np.float64)
+    ref = np.einsum("nc...,oc->no...", sub, w64)
+    size = np.einsum("nc...,oc->no...", np.abs(np.nan_to_num(sub)), np.abs(w64))
+    assert got.shape == ref.shape
+    nan = np.isnan(ref)
+    assert nan.any()
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    eps = float(np.finfo(dtype).eps)
+    bound = shape[1] * eps * size[~nan] + eps * np.abs(ref[~nan])
+    assert np.all(np.abs(got[~nan].astype(np.float64) - ref[~nan]) <= bound)
+    if dtype == np.float32 and spatial == 2:
+        monkeypatch.setattr(kc, "POINT_MIN_POSITIONS", 1)
+        monkeypatch.setattr(kc, "POINT_MIN_FMAS", 1)
+        win = _window(shape, w.shape, strides, (1, 1), (0, 0), (0, 0))
+        y = kc.convolution(x, w, win)
+        fused = kc.pointwise_then(x, w, win, None)
+        np.testing.assert_array_equal(fused.view(np.int32), np.maximum(y, np.float32(0)).view(np.int32))
+
+
 def test_warm_calls_the_kernels_with_a_models_read_only_filters(kernels, monkeypatch, tmp_path):
     """A model's constant filters reach the conv kernels read-only (the plan's constants are),
     a type numba compiles apart from a writable array's: the family's warm() (what `irexec
