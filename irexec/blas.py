@@ -248,8 +248,9 @@ def split(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nda
     """a @ b in blocks on the kernel threads (`jit.parallel_for`), each block one np.matmul on
     one OpenBLAS thread, or None when the shapes do not split that way or there is one thread:
     a (..., M, K) @ b (K, N) by blocks of the rows of a (all its leading dims), a (M, K) @
-    b (..., K, N) by blocks of the columns of b (a convolution's filters times its columns),
-    and batches of equal leading dims by batch items. Each result element is a dot product of
+    b (..., K, N) by blocks of the columns of b (a convolution's filters times its columns; by
+    blocks of the rows of a, its filters, when b has too few columns: a 7x7 map's 49), and
+    batches of equal leading dims by batch items. Each result element is a dot product of
     the same terms as unsplit (blocks change which BLAS call computes it).
     A block waits for no other, so a preempted thread delays only the blocks it holds; OpenBLAS's
     own threads meet at barriers (the serial cap's reason), and a busy second core leaves every
@@ -264,50 +265,80 @@ def split(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nda
         return None
     if out is not None and (out.dtype != a.dtype or not out.flags.c_contiguous):
         return None
-    if b.ndim == 2:  # rows of a (leading dims included), or columns of b when b is the larger
-        a2 = a.reshape(-1, a.shape[-1])
-        rows = a2.shape[0]
-        y = np.empty(a.shape[:-1] + (b.shape[1],), a.dtype) if out is None else out
-        y2 = y.reshape(rows, b.shape[1])
-        by_rows = rows >= b.shape[1]  # each call packs the whole of the other operand
-        blocks = _blocks(rows if by_rows else b.shape[1], threads)
-        if blocks is None:
-            return None
-
-        def task(t_lo: int, t_hi: int) -> None:
-            lo, hi = blocks[t_lo], blocks[t_hi]
-            if by_rows:
-                np.matmul(a2[lo:hi], b, out=y2[lo:hi])
-            else:
-                np.matmul(a2, b[:, lo:hi], out=y2[:, lo:hi])
-
-    elif a.ndim == 2:  # columns of b, for every batch item
-        cols = b.shape[-1]
-        y = np.empty(b.shape[:-2] + (a.shape[0], cols), a.dtype) if out is None else out
-        blocks = _blocks(cols, threads)
-        if blocks is None:
-            return None
-
-        def task(t_lo: int, t_hi: int) -> None:
-            lo, hi = blocks[t_lo], blocks[t_hi]
-            np.matmul(a, b[..., lo:hi], out=y[..., lo:hi])
-
-    elif a.shape[:-2] == b.shape[:-2] and math.prod(a.shape[:-2]) >= 2:  # batch items
-        a3 = a.reshape(-1, *a.shape[-2:])
-        b3 = b.reshape(-1, *b.shape[-2:])
-        y = np.empty(a.shape[:-1] + (b.shape[-1],), a.dtype) if out is None else out
-        y3 = y.reshape(a3.shape[0], a.shape[-2], b.shape[-1])
-        blocks = list(range(a3.shape[0] + 1))
-
-        def task(t_lo: int, t_hi: int) -> None:
-            lo, hi = blocks[t_lo], blocks[t_hi]
-            np.matmul(a3[lo:hi], b3[lo:hi], out=y3[lo:hi])
-
+    if b.ndim == 2:
+        work = _by_rows(a, b, out, threads)
+    elif a.ndim == 2:
+        work = _by_filters(a, b, out, threads)
+    elif a.shape[:-2] == b.shape[:-2] and math.prod(a.shape[:-2]) >= 2:
+        work = _by_items(a, b, out)
     else:
         return None
+    if work is None:
+        return None
+    y, blocks, task = work
     with one_thread():
         jit.parallel_for(task, len(blocks) - 1, threads)
     return y
+
+
+def _by_rows(a: np.ndarray, b: np.ndarray, out: np.ndarray | None, threads: int):
+    """`split`'s (result, block bounds, task) for a (..., M, K) @ b (K, N): rows of a (leading
+    dims included), or columns of b when b is the larger; None when neither splits."""
+    a2 = a.reshape(-1, a.shape[-1])
+    rows = a2.shape[0]
+    y = np.empty(a.shape[:-1] + (b.shape[1],), a.dtype) if out is None else out
+    y2 = y.reshape(rows, b.shape[1])
+    by_rows = rows >= b.shape[1]  # each call packs the whole of the other operand
+    blocks = _blocks(rows if by_rows else b.shape[1], threads)
+    if blocks is None:
+        return None
+
+    def task(t_lo: int, t_hi: int) -> None:
+        lo, hi = blocks[t_lo], blocks[t_hi]
+        if by_rows:
+            np.matmul(a2[lo:hi], b, out=y2[lo:hi])
+        else:
+            np.matmul(a2, b[:, lo:hi], out=y2[:, lo:hi])
+
+    return y, blocks, task
+
+
+def _by_filters(a: np.ndarray, b: np.ndarray, out: np.ndarray | None, threads: int):
+    """`split`'s (result, block bounds, task) for a (M, K) @ b (..., K, N): columns of b for every
+    batch item, or rows of a when b has too few columns (a small map's: ResNet-50's last stage,
+    7x7, has 49); None when neither splits."""
+    cols = b.shape[-1]
+    y = np.empty(b.shape[:-2] + (a.shape[0], cols), a.dtype) if out is None else out
+    blocks = _blocks(cols, threads)
+    by_cols = blocks is not None
+    if not by_cols:
+        blocks = _blocks(a.shape[0], threads)
+        if blocks is None:
+            return None
+
+    def task(t_lo: int, t_hi: int) -> None:
+        lo, hi = blocks[t_lo], blocks[t_hi]
+        if by_cols:
+            np.matmul(a, b[..., lo:hi], out=y[..., lo:hi])
+        else:
+            np.matmul(a[lo:hi], b, out=y[..., lo:hi, :])
+
+    return y, blocks, task
+
+
+def _by_items(a: np.ndarray, b: np.ndarray, out: np.ndarray | None):
+    """`split`'s (result, block bounds, task) for batches of equal leading dims: batch items."""
+    a3 = a.reshape(-1, *a.shape[-2:])
+    b3 = b.reshape(-1, *b.shape[-2:])
+    y = np.empty(a.shape[:-1] + (b.shape[-1],), a.dtype) if out is None else out
+    y3 = y.reshape(a3.shape[0], a.shape[-2], b.shape[-1])
+    blocks = list(range(a3.shape[0] + 1))
+
+    def task(t_lo: int, t_hi: int) -> None:
+        lo, hi = blocks[t_lo], blocks[t_hi]
+        np.matmul(a3[lo:hi], b3[lo:hi], out=y3[lo:hi])
+
+    return y, blocks, task
 
 
 def _blocks(n: int, threads: int) -> list[int] | None:

@@ -112,6 +112,8 @@ def test_concurrent_products_restore_the_count():
         ((512, 384), (384, 256), False),  # rows of a
         ((2, 64, 384), (384, 1024), True),  # columns of b (the larger operand), into a given out
         ((96, 1152), (2, 1152, 784), False),  # a convolution's filters times its columns
+        ((512, 4608), (1, 4608, 49), True),  # ... of a 7x7 map: too few columns, blocks of filters
+        ((256, 576), (2, 576, 40), False),  # ... two batch items
         ((4, 128, 256), (4, 256, 192), True),  # batch items
     ],
 )
