@@ -1460,6 +1460,35 @@ def test_fake_quantize_ties_bounds_and_specials():
     np.testing.assert_array_equal(flat, [np.nan, 5, -3, -3, -3, -3, -3, 5, 5, 5])
 
 
+def test_fake_quantize_kernels_remember_the_table_of_equal_ranges(kernels):
+    """The kernels' table of the ranges' constants is remembered by the ranges' values (a
+    network's ranges are constants): equal ranges take the same table, other values (the same
+    shapes) and other levels their own, each call the numpy path's bits."""
+    from irexec.kernels import quantize as kq
+
+    r = np.random.default_rng(8)
+    x = r.standard_normal((2, 3, 9, 10)).astype(np.float32)
+    per_channel = [np.float32(v) * np.ones((1, 3, 1, 1), np.float32) for v in (-1.0, 1.0, -2.0, 2.0)]
+    cases = [
+        ([np.float32(v) for v in (-1.0, 1.0, -1.0, 1.0)], 256),
+        ([np.float32(v) for v in (-1.5, 0.5, -1.0, 1.0)], 256),  # other values, the same shapes
+        ([np.float32(v) for v in (-1.5, 0.5, -1.0, 1.0)], 16),  # other levels
+        (per_channel, 256),
+        ([p.copy() for p in per_channel], 256),  # equal values, other arrays: the table again
+    ]
+    kq._operands.clear()
+    tables = []
+    for ranges, levels in cases:
+        (got,) = run_op("FakeQuantize", "opset1", [x, *ranges], levels=levels)
+        config.JIT = "never"
+        (want,) = run_op("FakeQuantize", "opset1", [x, *ranges], levels=levels)
+        config.JIT = "always"
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+        tables.append(list(kq._operands.values())[-1][1])
+    assert len(kq._operands) == 4 and tables[4] is tables[3]
+    assert len({id(t) for t in tables[:4]}) == 4 and not tables[0].flags.writeable
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_fake_quantize_kernels_match_the_numpy_path(kernels, dtype):
     """Both paths compute the same constants and the same float64 operations: the same bits, for

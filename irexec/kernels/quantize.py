@@ -114,21 +114,51 @@ def _kernels(x: np.ndarray, ranges: Sequence[np.ndarray], steps: float, out: np.
         return False
     from . import quantize_loops as k
 
-    a, b = layout
-    table = _table(ranges, x.shape, a, b)
-    mid, inner = table.shape[0], prod(x.shape[b:])
+    rows, operand = _operand(ranges, x.shape, layout, steps)
     flat, dst = np.ascontiguousarray(x).reshape(-1), out.reshape(-1)
     threads = jit.threads_for(x.nbytes, QUANTIZE_COST)
-    if inner >= PERIOD_MAX_INNER or mid == 1:
+    if rows:
         tasks = -(-flat.size // k.BLOCK)
-        jit.parallel_for(k.rows, tasks, threads, flat, dst, table, inner, mid, steps)
+        mid, inner = operand.shape[0], prod(x.shape[layout[1] :])
+        jit.parallel_for(k.rows, tasks, threads, flat, dst, operand, inner, mid, steps)
         return True
-    table = np.concatenate([table, steps / table[:, 3:4]], axis=1)  # and the index factor
-    columns = np.ascontiguousarray(np.repeat(table, inner, axis=0).T)  # (8, mid * inner)
-    per_task = max(1, k.BLOCK // columns.shape[1])
-    periods = flat.size // columns.shape[1]
-    jit.parallel_for(k.period, -(-periods // per_task), threads, flat, dst, columns, per_task, steps)
+    per_task = max(1, k.BLOCK // operand.shape[1])
+    periods = flat.size // operand.shape[1]
+    jit.parallel_for(k.period, -(-periods // per_task), threads, flat, dst, operand, per_task, steps)
     return True
+
+
+# ranges of at most this many elements in all are remembered by value with their kernel operand
+# (`_operand`): a network's FakeQuantize layers have constant ranges, and building the table
+# (the constants' float64 arrays, a stack) cost 30-60 us a call, ResNet-50's 71 layers 2-4 ms
+OPERAND_MEMO_ELEMENTS = 4096
+_operands: dict = {}
+
+
+def _operand(ranges: Sequence[np.ndarray], shape: tuple[int, ...], layout: tuple[int, int], steps: float):
+    """(whether the rows kernel takes it, its operand): the (mid, 7) table for `quantize_loops.rows`,
+    or for `period` the (8, mid * inner) columns of the table and the index factor; remembered
+    for small ranges by their values."""
+    key = None
+    if sum(r.size for r in ranges) <= OPERAND_MEMO_ELEMENTS:
+        key = (shape, steps) + tuple((r.shape, r.dtype.char, r.tobytes()) for r in ranges)
+        hit = _operands.get(key)
+        if hit is not None:
+            return hit
+    a, b = layout
+    table = _table(ranges, shape, a, b)
+    mid, inner = table.shape[0], prod(shape[b:])
+    if inner >= PERIOD_MAX_INNER or mid == 1:
+        made = (True, table)
+    else:
+        table = np.concatenate([table, steps / table[:, 3:4]], axis=1)  # and the index factor
+        made = (False, np.ascontiguousarray(np.repeat(table, inner, axis=0).T))  # (8, mid * inner)
+    if key is not None:
+        if len(_operands) >= 256:
+            _operands.pop(next(iter(_operands)))
+        made[1].flags.writeable = False
+        _operands[key] = made
+    return made
 
 
 def _blocks(shape: tuple[int, ...]):
