@@ -466,7 +466,11 @@ def hsigmoid(t_lo, t_hi, x, out):
 
 @njit(error_model="numpy")
 def relu(t_lo, t_hi, x, out):
-    """out = np.maximum(x, 0) (`relu_inplace`'s values), 16 lanes at a time."""
+    """out = np.maximum(x, 0): NaN stays, -0.0 becomes +0.0 (numpy's maximum); out may be x (in
+    place). 16 lanes at a time (`simd.vrelu`, whose stores are whole vectors: in place, the
+    scalar select, which writes back what it read where it keeps it, LLVM turned into masked
+    stores of the zeros, vmaskmovps, microcoded on AMD's cores: 200 K float32 130 -> 16 us,
+    numpy's maximum 100)."""
     zero = np.float32(0.0)
     for t in range(t_lo, t_hi):
         src, dst = _block(x, out, t)
@@ -476,23 +480,6 @@ def relu(t_lo, t_hi, x, out):
         for j in range(whole, src.size):
             v = src[j]
             dst[j] = zero if v <= zero else v
-
-
-@njit(error_model="numpy")
-def relu_inplace(t_lo, t_hi, x):
-    """x = np.maximum(x, 0) in place: NaN stays, -0.0 becomes +0.0 (numpy's maximum), 16 lanes at
-    a time (`simd.vrelu`, whose stores are whole vectors: the scalar select, which writes back
-    what it read where it keeps it, LLVM turned into masked stores of the zeros, vmaskmovps,
-    microcoded on AMD's cores: 200 K float32 130 -> 16 us, numpy's maximum 100)."""
-    zero = np.float32(0.0)
-    for t in range(t_lo, t_hi):
-        blk, _ = _block(x, x, t)
-        whole = blk.size - blk.size % LANES
-        for j in range(0, whole, LANES):
-            vstore(blk, j, vrelu(vload(blk, j)))
-        for j in range(whole, blk.size):
-            v = blk[j]
-            blk[j] = zero if v <= zero else v
 
 
 @njit(error_model="numpy")
@@ -518,5 +505,4 @@ def warm() -> None:
     hswish(0, 1, x, np.empty_like(x))
     hsigmoid(0, 1, x, np.empty_like(x))
     relu(0, 1, x, np.empty_like(x))
-    relu_inplace(0, 1, x.copy())
     clip_inplace(0, 1, x.copy(), np.float32(0.0), np.float32(6.0))

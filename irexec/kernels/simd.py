@@ -342,7 +342,7 @@ def vlesser(typingctx, a, b):
 
 @intrinsic
 def vrelu(typingctx, v):
-    """v where v > 0 or NaN, else +0.0, lane by lane (`elementwise_loops.relu_inplace`, numpy's
+    """v where v > 0 or NaN, else +0.0, lane by lane (`elementwise_loops.relu`, numpy's
     maximum(v, 0): -0.0 gives +0.0, NaN stays). A NaN lane is v + v (the same NaN, quiet), not
     v itself: stored back where v was read, a lane kept as read let LLVM's x86 back end turn the
     store into a masked store of the others (vmaskmovps, microcoded on AMD's cores: 8x slower)."""
