@@ -447,6 +447,8 @@ def _(o, dyn):
         o.convolution(x, C(o, f32(5, 4, 3, 2)), [2, 1], [0, 1], [1, 0], [2, 1]),
         o.convolution(x, C(o, f32(3, 4, 3, 3)), [2, 2], [0, 0], [0, 0], [1, 1], "same_upper"),
         o.convolution(x1, C(o, f32(3, 4, 5)), [2], [2], [2], [1]),
+        o.convolution(x, C(o, f32(5, 4, 1, 1)), [2, 3], [0, 0], [0, 0], [1, 1]),  # 1x1 strided: subsampled
+        o.convolution(x1, C(o, f32(3, 4, 1)), [2], [0], [0], [1]),
         o.group_convolution(x, C(o, f32(4, 1, 1, 3, 3)), [1, 1], [1, 1], [1, 1], [1, 1]),
         o.group_convolution(x, C(o, f32(2, 3, 2, 3, 3)), [2, 2], [1, 0], [1, 2], [1, 1]),
         o.convolution_backprop_data(
