@@ -712,6 +712,34 @@ def test_select_with_a_uniform_condition_is_np_where():
             np.testing.assert_array_equal(np.signbit(y), np.signbit(want))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.bool_])
+def test_select_gives_np_where_in_c_order(dtype):
+    """A mixed condition: np.where's values, shape and type bit for bit (NaN payloads, signed
+    zeros), whichever operand has the result's shape (then, else, both, neither: the condition
+    alone), with operands given as views in another order (T5's position bias), and always a
+    C-ordered result (np.where keeps a view's order, which every attention layer reading it
+    copied again)."""
+    rng = np.random.default_rng(SEED + 8)
+    raw = (rng.standard_normal((1, 9, 7, 3)) * 4).astype(dtype)
+    if dtype in (np.float32, np.float64):
+        raw.flat[:4] = [np.nan, -0.0, np.inf, -np.inf]
+        raw.flat[4] = np.array(np.nan, dtype) * -1  # the other NaN sign
+    view = raw.transpose(0, 3, 1, 2)  # (1, 3, 9, 7), not C-ordered
+    small = np.asarray(raw[0, :1, :, 0]).astype(dtype)  # (1, 7)
+    scalar = np.array(-0.0 if dtype != np.bool_ else False, dtype)
+    for cond in (rng.random((1, 1, 9, 7)) > 0.4, rng.random((1, 3, 9, 7)) > 0.6):
+        for then, other in (
+            (view, scalar),
+            (scalar, view),
+            (view, np.ascontiguousarray(view[:, ::-1])),
+            (small, scalar),
+        ):
+            (y,) = run_op("Select", "opset1", [cond, then, other])
+            want = np.where(cond, then, other)
+            assert y.shape == want.shape and y.dtype == want.dtype and y.flags.c_contiguous
+            np.testing.assert_array_equal(y.view(np.uint8), np.ascontiguousarray(want).view(np.uint8))
+
+
 def test_select_none_rejects_rank_mismatch():
     with pytest.raises(irexec.ShapeInferenceError):
         run_op("Select", "opset1", [np.array(True), np.int64([1, 2]), np.int64([3, 4])], auto_broadcast="none")

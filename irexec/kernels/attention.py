@@ -86,8 +86,10 @@ def mask_rows(mask: np.ndarray, lead: tuple[int, ...], length: int, n: int) -> M
     # widened to n), and each score row's
     height = mask.shape[-2]
     rows = mask.reshape(mlead + mask.shape[-2:])
-    if rows.shape[-1] != n or not rows.flags.c_contiguous:
+    if rows.shape[-1] != n:  # a mask broadcast over the keys: widened
         rows = np.ascontiguousarray(np.broadcast_to(rows, mlead + (height, n)))
+    elif not rows.flags.c_contiguous:  # a view (T5's position bias): copied, without broadcast_to's
+        rows = rows.copy()  # iterator (at (1, 4, 64, 64) 19 us against 7)
     rows = rows.reshape(-1, n)
     count = math.prod(mlead) * height
     if count == 1:
