@@ -123,11 +123,13 @@ class MatMul(Op):
         return [TensorSpec(et, tuple(out))]
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
-        a, b = (_wide(x) for x in inputs)
+        # (the methods, not np.swapaxes's dispatch, and no generator: 2 us of a BERT layer's
+        # 15 us products of 128 x 32 @ 32 x 32)
+        a, b = _wide(inputs[0]), _wide(inputs[1])
         if self.transpose_a and a.ndim > 1:
-            a = np.swapaxes(a, -1, -2)
+            a = a.swapaxes(-1, -2)
         if self.transpose_b and b.ndim > 1:
-            b = np.swapaxes(b, -1, -2)
+            b = b.swapaxes(-1, -2)
         out = _one_product(a, b)
         if out is None:
             out = np.asarray(blas.matmul(a, b))
