@@ -340,8 +340,17 @@ class Select(Broadcasting):
                 # a view in another order is copied here, once, not by each of its readers that
                 # take rows (T5's position bias, a (1, 4, L, L) transposed view read by every
                 # attention layer of a stack: 0.7 ms a copy at 512 tokens)
-                return [np.ascontiguousarray(np.broadcast_to(side, shape))]
+                return [_broadcast_copy(side, shape)]
         return [_select(cond, a, b)]
+
+
+def _broadcast_copy(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """x broadcast to `shape` as a new C-ordered array: assigned into an empty one, which took
+    half the time of np.ascontiguousarray(np.broadcast_to(...)) on a (1, 4, 64, 64) transposed
+    view (8.8 against 18 us; 30 against 41 at 128)."""
+    out = np.empty(shape, x.dtype)
+    out[...] = x
+    return out
 
 
 def _select(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -352,12 +361,11 @@ def _select(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     L) transposed view against a (1, 1, L, L) condition and a scalar, medians of 3000 calls, us:
     L = 64 36 -> 24, L = 128 233 -> 82). The same values bit for bit: both are copies."""
     shape = np.broadcast_shapes(cond.shape, a.shape, b.shape)
-    if a.dtype != b.dtype or a.shape == b.shape == shape:
+    if a.shape == b.shape == shape:  # (then and else have one type: Select's shape rule)
         y = np.where(cond, a, b)
         return y if y.flags.c_contiguous else y.copy()  # (ascontiguousarray makes a 0-d array 1-d)
     full, other, pick = (a, b, ~cond) if a.shape == shape else (b, a, cond)
-    out = np.empty(shape, a.dtype)
-    out[...] = full
+    out = _broadcast_copy(full, shape)
     np.copyto(out, other, where=pick)
     return out
 
