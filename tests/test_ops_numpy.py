@@ -1526,6 +1526,22 @@ def test_fake_quantize_kernels_match_the_numpy_path(kernels, dtype):
         k = np.floor(x.astype(np.float64))
         even = np.where(k % 2 == 0, k, k + 1)  # half to even
         np.testing.assert_array_equal(got, (even / 255 * 2.0 - 1.0).astype(dtype))
+    # indices a few units of 2^-53 to 2^-40 from half-way points (where the shortcut's index may
+    # round the other way: its bound hands them to the exact formula), and a float64 range so
+    # narrow that steps / d is infinite (a non-finite index inside the interval)
+    il, d = dtype(-0.75), dtype(2.5)
+    half = (np.arange(64) % 255 + 0.5) / 255 * np.float64(d) + np.float64(il)
+    offsets = np.float64(d) * np.concatenate([[0.0], 2.0 ** -np.arange(40, 54), -(2.0 ** -np.arange(40, 54))])
+    near = (half[:, None] + offsets[None, : 64 // 2]).reshape(-1).astype(dtype)
+    cases = [(near.reshape(4, -1), [np.full((4, 1), v, dtype) for v in (il, il + d, -2.0, 3.0)])]
+    if dtype == np.float64:
+        tiny = np.float64(5e-324)
+        cases.append((np.float64([0.0, tiny, 2 * tiny, -tiny, np.nan]), [np.float64(v) for v in (0, tiny, -1, 1)]))
+    for x, ranges in cases:
+        for levels in (256, 16):
+            (got,) = run_op("FakeQuantize", "opset1", [x, *ranges], levels=levels)
+            want = fake_quantize64(x, *ranges, levels).astype(dtype)
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
     from irexec.kernels import jit
 
     assert jit.ready()

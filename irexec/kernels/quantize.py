@@ -105,27 +105,52 @@ def _table(ranges: Sequence[np.ndarray], shape: tuple[int, ...], a: int, b: int)
     return np.ascontiguousarray(np.stack(constants(*flat), axis=1))
 
 
-def _kernels(x: np.ndarray, ranges: Sequence[np.ndarray], steps: float, out: np.ndarray) -> bool:
-    """Run the kernels into out (x's dtype) when they take this call; False otherwise."""
-    if x.dtype not in (np.float32, np.float64) or out.dtype != x.dtype or x.size == 0:
-        return False
-    layout = _layout(x.shape, tuple(r.shape for r in ranges))
-    if layout is None or not jit.use(x.nbytes, SMALL_CALL_SAVING, FAMILY):
-        return False
-    from . import quantize_loops as k
+class Prepared:
+    """FakeQuantize of one data shape and type with fixed ranges: what `fake_quantize` works out
+    from the shapes and the ranges (the kernel, its table, its tasks; the numpy path's
+    constants) once, so that a layer whose ranges are constants pays only for the pass over x
+    (in ResNet-50 INT8 the working out cost 35-40 us a layer, 71 layers)."""
 
-    rows, operand = _operand(ranges, x.shape, layout, steps)
-    flat, dst = np.ascontiguousarray(x).reshape(-1), out.reshape(-1)
-    threads = jit.threads_for(x.nbytes, QUANTIZE_COST)
-    if rows:
-        tasks = -(-flat.size // k.BLOCK)
-        mid, inner = operand.shape[0], prod(x.shape[layout[1] :])
-        jit.parallel_for(k.rows, tasks, threads, flat, dst, operand, inner, mid, steps)
-        return True
-    per_task = max(1, k.BLOCK // operand.shape[1])
-    periods = flat.size // operand.shape[1]
-    jit.parallel_for(k.period, -(-periods // per_task), threads, flat, dst, operand, per_task, steps)
-    return True
+    def __init__(
+        self, shape: tuple[int, ...], xtype: np.dtype, ranges: Sequence[np.ndarray], levels: int, dtype
+    ) -> None:
+        self.steps = float(levels - 1)
+        self.shape, self.dtype = shape, np.dtype(dtype)
+        self.ranges = ranges
+        self.kernel_args = None  # (kernel name, tasks, operand and the kernel's trailing arguments)
+        size = prod(shape)
+        layout = None
+        if xtype in (np.float32, np.float64) and self.dtype == xtype and size:
+            layout = _layout(shape, tuple(r.shape for r in ranges))
+        if layout is None:
+            return
+        from . import quantize_loops as k
+
+        rows, operand = _operand(ranges, shape, layout, self.steps)
+        if rows:
+            inner = prod(shape[layout[1] :])
+            self.kernel_args = ("rows", -(-size // k.BLOCK), (operand, inner, operand.shape[0], self.steps))
+        else:
+            per_task = max(1, k.BLOCK // operand.shape[1])
+            tasks = -(-(size // operand.shape[1]) // per_task)
+            self.kernel_args = ("period", tasks, (operand, per_task, self.steps))
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """FakeQuantize of x (of the prepared shape and type) as a new array."""
+        out = np.empty(self.shape, self.dtype)
+        if self.kernel_args is not None and jit.use(x.nbytes, SMALL_CALL_SAVING, FAMILY):
+            from . import quantize_loops as k
+
+            name, tasks, args = self.kernel_args
+            flat = (x if x.flags.c_contiguous else np.ascontiguousarray(x)).reshape(-1)
+            threads = jit.threads_for(x.nbytes, QUANTIZE_COST)
+            jit.parallel_for(getattr(k, name), tasks, threads, flat, out.reshape(-1), *args)
+            return out
+        c = constants(*self.ranges)
+        for index in _blocks(self.shape):
+            v = x[index].astype(np.float64)
+            out[index] = _formula(v, [_cut(k, index) for k in c], self.steps)
+        return out
 
 
 # ranges of at most this many elements in all are remembered by value with their kernel operand
@@ -185,16 +210,8 @@ def fake_quantize(x: np.ndarray, ranges: Sequence[np.ndarray], levels: int, dtyp
     """FakeQuantize-1 over float x (float16, float32, float64; bf16 as float32) with the ranges
     (input_low, input_high, output_low, output_high), each of x's rank and broadcasting into it,
     as a new array of `dtype` (float64 for a result the caller still rounds, bf16): the module
-    doc's formula, rounded once to dtype."""
-    steps = float(levels - 1)
-    out = np.empty(x.shape, dtype)
-    if _kernels(x, ranges, steps, out):
-        return out
-    c = constants(*ranges)
-    for index in _blocks(x.shape):
-        v = x[index].astype(np.float64)
-        out[index] = _formula(v, [_cut(k, index) for k in c], steps)
-    return out
+    doc's formula, rounded once to dtype. (`Prepared` for calls that repeat shapes and ranges.)"""
+    return Prepared(x.shape, x.dtype, ranges, levels, dtype)(x)
 
 
 # ---- FakeConvert ---------------------------------------------------------------------------------
