@@ -10,6 +10,12 @@ same np.maximum or np.clip, one dispatch and one array fewer.
 
 A MaxPool-8/14 whose indices nothing reads computes its values alone (MaxPool-1's kernel).
 
+A ReLU whose result only a FakeQuantize reads, when that FakeQuantize's lower bound
+min(input_low, input_high) is a constant >= 0 everywhere (an INT8 network's unsigned activations),
+is left out: the FakeQuantize reads the ReLU's input. Exact: where the ReLU changes a value
+(x < 0, -0.0) both x and 0 are at or below the bound, so both give output_low; NaN stays NaN
+either way. (ResNet-50 INT8: 49 ReLU passes, about 3 ms of its 140.)
+
 RMSNorm, as OpenVINO converts LLaMA's and T5's `x * rsqrt(mean(x^2) + eps)`:
 
     Power(x, 2) -> ReduceMean(last axis, keep_dims) -> Add(eps) -> Sqrt -> Divide(1, .) -> Multiply(x, .)
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kernels.quantize import constants as quantize_constants
 from .ops.activation import ThenRelu
 from .ops.attention import DecomposedAttention
 from .ops.base import Sig
@@ -232,8 +239,9 @@ def _attention_step(steps, specs, chain: list[int], mask, scale: float, divide: 
 
 def fuse(steps: tuple, specs, results) -> tuple:
     """The steps with every exact RMSNorm chain replaced by one step at the Multiply's place,
-    decomposed attentions by one at their second MatMul's, MaxPools whose indices nothing reads computing values alone, and ReLUs applied in place on
-    their only producer."""
+    decomposed attentions by one at their second MatMul's, ReLUs before a FakeQuantize that
+    makes them no-ops left out, MaxPools whose indices nothing reads computing values alone, and
+    ReLUs applied in place on their only producer."""
     g = _Readers(steps, results)
     replace: dict[int, Step] = {}
     drop: set[int] = set()
@@ -248,7 +256,46 @@ def fuse(steps: tuple, specs, results) -> tuple:
                 drop.update(chain[:-1])
                 break
     steps = tuple(replace.get(i, s) for i, s in enumerate(steps) if i not in drop) if replace else steps
+    steps = _quantized_relu(steps, specs, results)
     return _fuse_relu(_pool_values(_fuse_attention(steps, specs, results), results), results)
+
+
+def _nonnegative_low(specs, q) -> bool:
+    """The FakeQuantize step q's input_low and input_high are constants whose elementwise
+    min (std::min's, as the kernels take it) is >= 0 everywhere."""
+    il, ih = (specs[key].value for key in q.operands[1:3])
+    if il is None or ih is None:
+        return False
+    lo = quantize_constants(il, ih, 0.0, 0.0)[0]
+    return bool(lo.size) and bool(np.all(lo >= 0))
+
+
+def _quantized_relu(steps: tuple, specs, results) -> tuple:
+    """The steps without each ReLU whose result only a FakeQuantize with a constant lower bound
+    >= 0 reads (the module doc), and whose input only it reads; that FakeQuantize reads the
+    ReLU's input."""
+    g = _Readers(steps, results)
+    replace: dict[int, Step] = {}
+    drop: set[int] = set()
+    for q_i, q in enumerate(steps):
+        if q.op is None or q.op.TYPE != "FakeQuantize" or q.sig is None or not _nonnegative_low(specs, q):
+            continue
+        r_i = g.made_by(q.operands[0], "ReLU")
+        if r_i is None or r_i in drop:
+            continue
+        x = steps[r_i].operands[0]
+        if g.count.get(x) != 1:
+            continue
+        replace[q_i] = Step(q.layer_id, q.op, q.sig, (x, *q.operands[1:]), q.outputs, (), q.expect)
+        drop.add(r_i)
+    if not replace:
+        return steps
+    steps = tuple(replace.get(i, s) for i, s in enumerate(steps) if i not in drop)
+    last = releases([(s.operands, s.outputs) for s in steps], results)
+    return tuple(
+        Step(s.layer_id, s.op, s.sig, s.operands, s.outputs, tuple(last.get(i, ())), s.expect)
+        for i, s in enumerate(steps)
+    )
 
 
 def _fuse_attention(steps: tuple, specs, results) -> tuple:

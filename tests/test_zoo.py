@@ -287,3 +287,57 @@ def test_detection_rule_matches_sets_and_catches_differences():
             bad[n - 1, 0] = -1
         with pytest.raises(AssertionError):
             zoorules.match_detections(bad.reshape(want.shape), want, change)
+
+
+@pytest.mark.parametrize("jit_mode", ["never", "always"])
+def test_relu_before_a_nonnegative_fake_quantize_is_left_out_with_the_layers_bits(tmp_path, jit_mode, monkeypatch):
+    """A ReLU read only by a FakeQuantize whose min(input_low, input_high) is >= 0 everywhere
+    runs no pass (the FakeQuantize reads its input): the layer-by-layer run's bits, negative
+    values, -0.0, NaN and infinities included. A lower bound below 0 somewhere, a ReLU result
+    with another reader, or a ReLU input with another reader keep the ReLU."""
+    from irexec import config
+    from tests.support.irbuild import Net
+
+    monkeypatch.setattr(config, "JIT", jit_mode)
+    n = Net("relu_quantize")
+    x = n.param("x", "f32", (1, 4, 5, 6))
+    dims = [1, 4, 5, 6]
+    w = n.const(np.random.default_rng(3).standard_normal((4, 4, 1, 1)).astype(np.float32))
+    one = {"strides": "1,1", "dilations": "1,1", "pads_begin": "0,0", "pads_end": "0,0"}
+
+    def quantize(v, il, ih, name, levels="256"):
+        ranges = [n.const(np.asarray(r, np.float32)) for r in (il, ih, -1.0, 3.0)]
+        n.result(n.op("FakeQuantize", [v, *ranges], {"levels": levels}, out_dims=dims), name)
+
+    per_channel_low = np.float32([0.0, 0.5, 2.0, 0.0]).reshape(1, 4, 1, 1)
+    per_channel_high = np.float32([4.0, 3.0, 0.0, 1.0]).reshape(1, 4, 1, 1)  # one channel flipped
+    cases = {
+        "tensor": (0.0, 4.0),
+        "channel": (per_channel_low, per_channel_high),
+        "flipped": (4.0, 0.0),  # input_low > input_high: the bound is input_high
+        "below": (-0.5, 4.0),  # keeps its ReLU
+    }
+    for name, (il, ih) in cases.items():
+        conv = n.op("Convolution", [x, w], one, out_dims=dims)
+        quantize(n.op("ReLU", [conv], out_dims=dims), il, ih, name)
+    y = n.param("y", "f32", (1, 4, 5, 6))  # straight from an input: -0.0 and NaN reach it
+    quantize(n.op("ReLU", [y], out_dims=dims), 0.0, 4.0, "input")
+    shared = n.op("ReLU", [x], out_dims=dims)  # its result has a second reader
+    quantize(shared, 0.0, 4.0, "shared_result")
+    n.result(shared, "relu")
+    add = n.op("Add", [x, x], out_dims=dims)  # its input has a second reader
+    quantize(n.op("ReLU", [add], out_dims=dims), 0.0, 4.0, "shared_input", levels="16")
+    n.result(add, "add")
+    m = irexec.load(n.save(tmp_path / "relu_quantize.xml"))
+    relus = [s for s in m._plan.steps if s.op is not None and s.op.TYPE == "ReLU"]
+    run_relus = [s for s in m._plan.run_steps if s.op is not None and "ReLU" in s.op.TYPE]
+    assert len(relus) == 7 and len(run_relus) == 3  # "below", "shared_result", "shared_input"
+    rng = np.random.default_rng(4)
+    feed = (rng.standard_normal((1, 4, 5, 6)) * 3).astype(np.float32)
+    feed.reshape(-1)[:5] = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+    feeds = {"x": feed, "y": feed[:, ::-1].copy()}
+    got = m.infer(feeds)
+    want = m.infer(feeds, outputs="all")
+    for key, value in got.items():
+        np.testing.assert_array_equal(value.view(np.uint32), want[key].view(np.uint32), err_msg=key)
+    assert np.isnan(got["tensor"]).any() and np.isnan(got["input"]).any() and (got["input"] == -1.0).any()
