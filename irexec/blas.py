@@ -343,8 +343,14 @@ def _by_items(a: np.ndarray, b: np.ndarray, out: np.ndarray | None):
 
 def _blocks(n: int, threads: int) -> list[int] | None:
     """Bounds of up to 2 x threads blocks of at least SPLIT_MIN_ROWS over n (few: every block
-    packs the other operand again), or None for fewer than two."""
+    packs the other operand again), as many as the threads or a multiple of them, or None for
+    fewer than two. (Three blocks on two threads left one thread a block alone after the other
+    two: ResNet-50 INT8's 1x1 convolutions over 14x14 maps, 196 columns; 2 blocks against 3,
+    paired rounds in one process: ResNet-50 INT8 at 224x224 0.914-0.976 of its time, ViT 0.936,
+    ResNet-18 0.975, GPT-2 at 128 tokens 0.974, DenseNet-121 and BERT 0.98-1.01.)"""
     count = min(2 * threads, n // SPLIT_MIN_ROWS)
+    if count > threads:
+        count -= count % threads
     if count < 2:
         return None
     return [n * i // count for i in range(count + 1)]

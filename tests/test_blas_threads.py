@@ -138,6 +138,21 @@ def test_split_products_are_numpys(monkeypatch, a_shape, b_shape, out):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-3)
 
 
+@pytest.mark.parametrize("threads", [2, 3, 4])
+def test_split_blocks_are_a_multiple_of_the_threads(threads):
+    """A split product's blocks: at least SPLIT_MIN_ROWS each, at most two per thread, and as
+    many as the threads or a multiple of them (no thread left a block alone), covering n."""
+    for n in range(0, 40 * blas.SPLIT_MIN_ROWS, 7):
+        bounds = blas._blocks(n, threads)
+        if bounds is None:
+            assert n // blas.SPLIT_MIN_ROWS < 2
+            continue
+        count = len(bounds) - 1
+        assert bounds[0] == 0 and bounds[-1] == n and 2 <= count <= 2 * threads
+        assert count <= threads or count % threads == 0
+        assert min(np.diff(bounds)) >= blas.SPLIT_MIN_ROWS
+
+
 @needs_openblas
 def test_quiet_machine_products_run_on_openblas_threads(monkeypatch):
     """From config.BLAS_QUIET_FLOPS, on a machine where no other process's task is runnable, a
