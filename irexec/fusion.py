@@ -288,6 +288,12 @@ def _quantized_relu(steps: tuple, specs, results) -> tuple:
             continue
         replace[q_i] = Step(q.layer_id, q.op, q.sig, (x, *q.operands[1:]), q.outputs, (), q.expect)
         drop.add(r_i)
+    return _rewritten(steps, replace, drop, results)
+
+
+def _rewritten(steps: tuple, replace: dict, drop: set, results) -> tuple:
+    """The steps with `replace`'s steps at their indices and `drop`'s left out, every step's
+    last uses found again (a rewritten step may read a value later, or earlier, than before)."""
     if not replace:
         return steps
     steps = tuple(replace.get(i, s) for i, s in enumerate(steps) if i not in drop)
@@ -312,16 +318,9 @@ def _fuse_attention(steps: tuple, specs, results) -> tuple:
             chain, mask, scale, divide = found
             replace[m2_i] = _attention_step(steps, specs, chain, mask, scale, divide)
             drop.update(chain[:-1])
-    if not replace:
-        return steps
-    steps = tuple(replace.get(i, s) for i, s in enumerate(steps) if i not in drop)
     # a chain's first operands are read at its last step's place now: after the steps between,
     # which may have been their last readers (a KV cache's keys, also written to their variable)
-    last = releases([(s.operands, s.outputs) for s in steps], results)
-    return tuple(
-        Step(s.layer_id, s.op, s.sig, s.operands, s.outputs, tuple(last.get(i, ())), s.expect)
-        for i, s in enumerate(steps)
-    )
+    return _rewritten(steps, replace, drop, results)
 
 
 def _pool_values(steps: tuple, results) -> tuple:
