@@ -240,6 +240,33 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
     return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
 
 
+def product_call(a: np.ndarray, b: np.ndarray):
+    """The function `matmul` runs for operands of a's and b's shapes and types when nothing but
+    they decide it: np.matmul (below OpenBLAS's own threading size, or above the serial cap) or
+    np.matmul on one OpenBLAS thread; None for products the kernel threads split or that look
+    at the machine's load first (`matmul` then decides every call)."""
+    if not (a.ndim and b.ndim and a.dtype.kind == "f"):
+        return np.matmul
+    m = a.shape[-2] if a.ndim > 1 else 1
+    n = b.shape[-1] if b.ndim > 1 else 1
+    mkn = m * a.shape[-1] * n
+    if mkn <= OPENBLAS_SERIAL_MKN:
+        return np.matmul
+    flops = 2.0 * max(math.prod(a.shape[:-2]), math.prod(b.shape[:-2])) * mkn
+    if not serial(flops):
+        return np.matmul
+    if (config.BLAS_QUIET_FLOPS and flops >= config.BLAS_QUIET_FLOPS) or (
+        config.BLAS_SPLIT_FLOPS and flops >= config.BLAS_SPLIT_FLOPS
+    ):
+        return None
+    return _serial_matmul
+
+
+def _serial_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with _Serial():
+        return np.matmul(a, b)
+
+
 # a block of a split product: at least this many rows (or columns) of the result
 SPLIT_MIN_ROWS = 64
 

@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import blas
+from .. import blas, config
 from . import jit
 from .normalize import FAMILY, SMALL_CALL_SAVING, SOFTMAX_COST, over_rows, rows_path, softmax
 from .normalize import loops as _loops
@@ -380,6 +380,39 @@ def _simd(
     if q3.dtype != np.float32 or not keys or max(e, ev) > SIMD_MAX_E:
         return None
     kl = _loops()
+    rows = _rows_args(m, keep, causal, batch, length, keys)
+    if rows is None:
+        return None
+    out = np.empty((batch, length, ev), np.float32)
+    parts = _parts(batch, length, threads)
+    jit.parallel_for(
+        kl.attention_simd_rows,
+        batch * parts,
+        threads,
+        _writable(q3),
+        _writable(k3),
+        _writable(v3),
+        out,
+        *rows,
+        parts,
+        float(scale),
+        fma_scale(q3, scale),
+        rounded,
+        not jit.wide_vectors(),
+    )
+    return out
+
+
+def _parts(batch: int, length: int, threads: int) -> int:
+    """The register rows' tasks per batch item: whole batch items a task (the keys transposed
+    once each), split in parts when they are fewer than two a thread."""
+    parts = 1 if batch >= 2 * threads else -(-2 * threads // batch)
+    return max(1, min(parts, -(-length // _loops().SIMD_ROWS)))
+
+
+def _rows_args(m: MaskRows | None, keep, causal: bool, batch: int, length: int, keys: int) -> tuple | None:
+    """The register rows' (keep, mask, mask_row) for a prepared mask's rows `m` and `keep`
+    (`PreparedMask`), causal or no mask; None when the rows do not take the mask."""
     mask, mask_row = _NO_MASK, _NO_ROWS
     if m is not None and m.select:
         if keep is None:  # a row keeping no key, or not a prefix (`PreparedMask.keep`)
@@ -394,29 +427,58 @@ def _simd(
         keep = np.tile(np.minimum(keys, np.arange(1, length + 1)), batch)
     else:
         keep = np.full(batch * length, keys, np.int64)
-    out = np.empty((batch, length, ev), np.float32)
-    # whole batch items a task (the keys transposed once each), split in parts when they are
-    # fewer than two a thread
-    parts = 1 if batch >= 2 * threads else -(-2 * threads // batch)
-    parts = max(1, min(parts, -(-length // kl.SIMD_ROWS)))
-    jit.parallel_for(
-        kl.attention_simd_rows,
-        batch * parts,
-        threads,
-        _writable(q3),
-        _writable(k3),
-        _writable(v3),
-        out,
-        np.ascontiguousarray(keep, np.int64),
-        mask,
-        np.ascontiguousarray(mask_row, np.int64),
-        parts,
-        float(scale),
-        fma_scale(q3, scale),
-        rounded,
-        not jit.wide_vectors(),
-    )
-    return out
+    return np.ascontiguousarray(keep, np.int64), mask, np.ascontiguousarray(mask_row, np.int64)
+
+
+def attention_call(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, causal: bool, masked: bool):
+    """`attention`'s register rows for float32 operands of q's, k's and v's shapes as one
+    function of (q, k, v, mask) (`Op.steady`), when they run on the calling thread: the shapes'
+    checks and the call's arguments decided once (the keep counts too, without a mask or with a
+    causal one); a mask is prepared each call as `attention` prepares it (`prepared_mask`
+    knows one seen before by its bytes). None when `attention` does not run them so; the
+    function answers None for a mask the rows do not take (`attention` then decides)."""
+    if not _batched(q, k, v) or q.dtype != np.float32:
+        return None
+    lead, length, keys, ev = q.shape[:-2], q.shape[-2], k.shape[-2], v.shape[-1]
+    if not keys or max(q.shape[-1], ev) > SIMD_MAX_E:
+        return None
+    nbytes = math.prod(lead) * length * keys * q.itemsize
+    work = int(nbytes * SOFTMAX_COST * (1 + (q.shape[-1] + ev) / SIMD_EMBEDDINGS_COST))
+    if work >= config.THREAD_MIN_BYTES or not jit.use(nbytes, SMALL_CALL_SAVING, FAMILY):
+        return None
+    batch = math.prod(lead)
+    parts = _parts(batch, length, 1)
+    fixed = None if masked and not causal else _rows_args(None, None, causal, batch, length, keys)
+    kernel = _loops().attention_simd_rows
+    tail = (parts, float(scale), fma_scale(q, scale), 0, not jit.wide_vectors())
+    q3, k3, v3 = ((batch, *x.shape[-2:]) for x in (q, k, v))
+
+    def run(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None) -> np.ndarray | None:
+        if not jit.still_one_call(work):
+            return None
+        rows = fixed
+        if rows is None:
+            ready = None if mask is None else prepared_mask(mask, lead, length, keys)
+            if ready is None and mask is not None:
+                return None
+            m, keep = (None, None) if ready is None else (ready.m, ready.keep)
+            rows = _rows_args(m, keep, causal, batch, length, keys)
+            if rows is None:
+                return None
+        out = np.empty((batch, length, ev), np.float32)
+        kernel(
+            0,
+            batch * parts,
+            _writable(q.reshape(q3)),
+            _writable(k.reshape(k3)),
+            _writable(v.reshape(v3)),
+            out,
+            *rows,
+            *tail,
+        )
+        return out.reshape(lead + (length, ev))
+
+    return run
 
 
 def _writable(a: np.ndarray) -> np.ndarray:

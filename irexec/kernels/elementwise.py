@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import config
 from . import jit
 
 FAMILY = "elementwise"  # its name in jit.FAMILIES
@@ -32,6 +33,19 @@ def activation_f32(name: str, x: np.ndarray, *args) -> np.ndarray | None:
     threads = jit.threads_for(flat.nbytes, COSTS.get(name, ACTIVATION_COST))
     jit.parallel_for(getattr(k, name), tasks, threads, flat, out, *args)
     return out.reshape(x.shape)
+
+
+def activation_call(name: str, x: np.ndarray, *args):
+    """`activation_f32`'s call for float32 arrays of x's shape, as a function of such an array
+    alone (`jit.one_call`), when it runs the kernels on the calling thread; None otherwise."""
+    work = int(x.nbytes * COSTS.get(name, ACTIVATION_COST))
+    if x.dtype != np.float32 or not x.size or work >= config.THREAD_MIN_BYTES:
+        return None
+    if not jit.use(x.nbytes, SMALL_CALL_SAVING, FAMILY):
+        return None
+    from . import elementwise_loops as k
+
+    return jit.one_call(getattr(k, name), (x.size,), -(-x.size // k.BLOCK), np.float32, args, x.shape, work)
 
 
 def relu_f32_inplace(y: np.ndarray, bounds: tuple | None) -> bool:

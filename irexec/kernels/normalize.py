@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from .. import config
 from . import jit
 
 FAMILY = "normalize"  # its name in jit.FAMILIES
@@ -66,6 +67,17 @@ def over_rows(kernel_name: str, x: np.ndarray, out_dtype, cost: float, *args) ->
     out = np.empty(rows.shape, out_dtype)
     jit.parallel_for(getattr(k, kernel_name), rows.shape[0], jit.threads_for(x.nbytes, cost), rows, out, *args)
     return out.reshape(x.shape)
+
+
+def rows_call(kernel_name: str, x: np.ndarray, last: int, out_dtype, cost: float, *args):
+    """`over_rows`'s call over x seen as rows of `last` elements, as a function of an array of
+    x's shape and type alone (`jit.one_call`), when it runs the kernels on the calling thread;
+    None otherwise."""
+    work = int(x.nbytes * cost)
+    if not rows_path(x) or np.dtype(out_dtype) not in (np.float32, np.float64) or work >= config.THREAD_MIN_BYTES:
+        return None
+    view = (x.size // last, last)
+    return jit.one_call(getattr(loops(), kernel_name), view, view[0], out_dtype, args, x.shape, work)
 
 
 def softmax_out(x: np.ndarray, axis: int, log: bool, out_dtype) -> np.ndarray | None:

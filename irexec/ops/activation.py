@@ -23,13 +23,13 @@ import numpy as np
 
 from ..dtypes import FLOAT_TYPES, NUMERIC_TYPES, SUB_BYTE_TYPES, cast, from_numpy, round_bf16
 from ..errors import ExecutionError, FormatError, ShapeInferenceError
-from ..kernels.elementwise import activation_f32, relu_f32_inplace
+from ..kernels.elementwise import relu_f32_inplace
 from ..shapes import Shape, TensorSpec, format_shape
 from ..special import erfc
 from .attrs import Attr
 from .base import Op, Sig
 from .common import array_root, finish
-from .elementwise import Unary
+from .elementwise import Unary, kernel_activation
 from .registry import register
 
 _NUMBERS = NUMERIC_TYPES - SUB_BYTE_TYPES
@@ -57,10 +57,8 @@ class Activation(Unary):
         return ("elementwise",) if self.kernel() else ()
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
-        x = inputs[0]
-        name, args = self.kernel_call(inputs)
-        if name is not None and sig.outs[0] == "f32":
-            y = activation_f32(name, x, *args)
+        if sig.outs[0] == "f32":
+            y = kernel_activation(self, inputs, self.kernel_call)
             if y is not None:
                 return [y]
         return super().compute(inputs, sig)

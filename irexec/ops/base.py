@@ -3,7 +3,8 @@
 Ops know no XML: they get the layer's attribute strings, converted with each field's declared
 kind (see `attrs`). The element types an op computes with arrive with every `compute` call as a
 `Sig` (bf16 is held in float32 arrays, so the arrays alone cannot tell); nothing is written into
-the op after it is built, so one op object serves every thread.
+the op after it is built but facts it remembers (`remembered`, `derived`, `steady`), the same
+whichever thread computes them, so one op object serves every thread.
 """
 
 from __future__ import annotations
@@ -39,7 +40,35 @@ def _count_text(lo: int, hi: int | None) -> str:
     return f"{lo} to {'any number' if hi is None else hi}"
 
 
-class Op:
+class Steady:
+    """A layer's steady call: what it runs on the operand signature it last saw twice in a row
+    (fused steps without an `Op` take it too)."""
+
+    # the steady call: (key, call or None) for the operand signature last seen twice in a row
+    _steady: tuple | None = None
+    _last_key: Hashable = None
+
+    def steady(self, key: Hashable) -> Callable | None:
+        """The call `settle` remembered for operands of `key` (their shapes, types and small
+        constant values), or None: a layer that runs again and again on one signature calls its
+        kernel straight away (`jit.one_call`), without its wrapper's checks."""
+        s = self._steady
+        return s[1] if s is not None and s[0] == key else None
+
+    def settle(self, key: Hashable, make: Callable[[], Callable | None]) -> None:
+        """After a call that took the usual path: remember make()'s call (None: there is none)
+        for `key` once the same key came twice in a row, so that a signature that changes every
+        call (a generation's growing cache) builds nothing."""
+        s = self._steady
+        if s is not None and s[0] == key:
+            return
+        if self._last_key == key:
+            self._steady = (key, make())
+        else:
+            self._last_key = key
+
+
+class Op(Steady):
     """One layer. Subclasses set TYPE, VERSIONS, INPUTS, OUTPUTS, declare attributes as
     `Attr` fields, and implement `infer` (specs -> specs) and `compute` (arrays -> arrays)."""
 
@@ -116,11 +145,11 @@ class Op:
         """compute(), remembered per `key` for this layer: run-time facts that depend only on
         operand shapes (a reshape's result shape, a convolution's geometry, a broadcast that
         passed its check). Deterministic, so threads racing on a miss store the same value."""
-        table = self.__dict__.setdefault("_remembered", {}).setdefault(kind, {})
-        try:
-            return table[key]
+        try:  # a hit: one lookup chain, no empty dicts built for setdefault
+            return self.__dict__["_remembered"][kind][key]
         except KeyError:
             pass
+        table = self.__dict__.setdefault("_remembered", {}).setdefault(kind, {})
         value = compute()
         if len(table) < self.REMEMBERED:
             table[key] = value

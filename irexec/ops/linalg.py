@@ -66,6 +66,17 @@ def _one_product(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     product each, 6x slower) merge from MERGED_SINGLE_ROWS rows, and give sums in BLAS's
     matrix-product order. A 2-D a against a batched b stays batched: merging would copy b
     (measured 1.5-4x slower)."""
+    merged = _merged(a, b)
+    if merged is None:
+        return None
+    rows = _rows(a, merged[0])
+    if rows is None:
+        return None
+    return blas.matmul(rows, b.reshape(merged[:2])).reshape(merged[2])
+
+
+def _merged(a: np.ndarray, b: np.ndarray) -> tuple[int, int, tuple[int, ...]] | None:
+    """(K, N, the result's shape) when `_one_product` merges a's rows by the shapes, else None."""
     if a.ndim < 3 or b.ndim < 2 or math.prod(b.shape[:-2]) != 1:
         return None
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
@@ -74,12 +85,15 @@ def _one_product(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     count = math.prod(a.shape[:-1])
     if m == 1 and count < MERGED_SINGLE_ROWS and count * k * n <= SMALL_PRODUCT:
         return None
+    return k, n, np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (m, n)
+
+
+def _rows(a: np.ndarray, k: int) -> np.ndarray | None:
+    """a as (rows, k) without a copy, or None (a transposed or strided a; numpy < 2.1)."""
     try:
-        rows = np.reshape(a, (-1, k), copy=False)
-    except (TypeError, ValueError):  # a transposed or strided a (a copy would be needed), numpy < 2.1
+        return np.reshape(a, (-1, k), copy=False)
+    except (TypeError, ValueError):
         return None
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    return blas.matmul(rows, b.reshape(k, n)).reshape(batch + (m, n))
 
 
 @register
@@ -123,9 +137,15 @@ class MatMul(Op):
         return [TensorSpec(et, tuple(out))]
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
+        a, b = inputs
+        key = (a.shape, b.shape, a.dtype, b.dtype)
+        call = self.steady(key)
+        y = None if call is None else call(a, b)
+        if y is not None:
+            return [y]
         # (the methods, not np.swapaxes's dispatch, and no generator: 2 us of a BERT layer's
         # 15 us products of 128 x 32 @ 32 x 32)
-        a, b = _wide(inputs[0]), _wide(inputs[1])
+        a, b = _wide(a), _wide(b)
         if self.transpose_a and a.ndim > 1:
             a = a.swapaxes(-1, -2)
         if self.transpose_b and b.ndim > 1:
@@ -133,7 +153,40 @@ class MatMul(Op):
         out = _one_product(a, b)
         if out is None:
             out = np.asarray(blas.matmul(a, b))
-        return [finish(out, sig.outs[0])]
+        y = finish(out, sig.outs[0])
+        if y is out and inputs[0].dtype != np.float16 and inputs[1].dtype != np.float16:
+            self.settle(key, lambda: self._steady_product(a, b))
+        return [y]
+
+    def _steady_product(self, a: np.ndarray, b: np.ndarray):
+        """The product of operands like inputs (a and b after the transposes) as one function of
+        the operands: the transposes, the merge of a's rows and the BLAS call decided once
+        (`blas.product_call`); None where they are decided every call. The function answers None
+        when a's rows would need a copy to merge (the batched product then runs, as before)."""
+        ta, tb = self.transpose_a and a.ndim > 1, self.transpose_b and b.ndim > 1
+        merged = _merged(a, b)
+        if merged is None:
+            prod = blas.product_call(a, b)
+            if prod is None:
+                return None
+
+            def run(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+                return np.asarray(prod(x.swapaxes(-1, -2) if ta else x, w.swapaxes(-1, -2) if tb else w))
+
+            return run
+        k, n, shape = merged
+        rows = _rows(a, k)
+        prod = None if rows is None else blas.product_call(rows, b.reshape(k, n))
+        if prod is None:
+            return None
+
+        def run_rows(x: np.ndarray, w: np.ndarray) -> np.ndarray | None:
+            rows = _rows(x.swapaxes(-1, -2) if ta else x, k)
+            if rows is None:
+                return None
+            return prod(rows, (w.swapaxes(-1, -2) if tb else w).reshape(k, n)).reshape(shape)
+
+        return run_rows
 
 
 _LABELS = re.compile(r"\.\.\.|[a-zA-Z]")

@@ -17,15 +17,28 @@ reference:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..dtypes import FLOAT_TYPES, numpy_dtype
 from ..errors import FormatError, ShapeInferenceError
-from ..kernels.normalize import group_norm_out, mvn, normalize_last_out, rms_norm_out, softmax, softmax_out
+from ..kernels.normalize import (
+    NORMALIZE_COST,
+    RMS_NORM_COST,
+    SOFTMAX_COST,
+    group_norm_out,
+    mvn,
+    normalize_last_out,
+    rms_norm_out,
+    rows_call,
+    softmax,
+    softmax_out,
+)
 from ..kernels.reduce import reduce_array
 from ..shapes import TensorSpec, format_shape, normalize_axes
 from .attrs import Attr
-from .base import Op, Sig
+from .base import Op, Sig, Steady
 from .common import check_axis, const_ints, finish
 from .registry import register
 
@@ -60,9 +73,15 @@ class Softmax1(_SameShape):
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
+        key = (x.shape, x.dtype)
+        call = self.steady(key)
+        fast = None if call is None else call(x)
+        if fast is not None:
+            return [fast]
         a = check_axis(self, self.axis, x.ndim)
         fast = softmax_out(x, a, self.LOG, x.dtype) if sig.outs[0] in ("f32", "f64") else None
         if fast is not None:
+            self.settle(key, lambda: rows_call("softmax_rows", x, x.shape[-1], x.dtype, SOFTMAX_COST, self.LOG))
             return [fast]
         return [finish(softmax(x, a, self.LOG, _rounded_type(sig.outs[0])), sig.outs[0])]
 
@@ -101,6 +120,26 @@ def _trailing_kernel(
     return None if fast is None else fast.reshape(x.shape)
 
 
+def _trailing_call(x: np.ndarray, axes: tuple[int, ...], eps: float, inside: bool, normalize_variance: bool):
+    """`_trailing_kernel`'s kernel call for arrays of x's shape and type (`Op.steady`), or None."""
+    last = math.prod(x.shape[x.ndim - len(axes) :])
+    return rows_call("normalize_rows", x, last, x.dtype, NORMALIZE_COST, float(eps), inside, normalize_variance)
+
+
+def _mvn_trailing(op, x: np.ndarray, key, axes_of, inside: bool, sig: Sig) -> tuple[np.ndarray | None, tuple]:
+    """MVN over trailing axes by the kernels (their steady call once x's signature repeats), or
+    None when the numpy path should run; and the axes (`axes_of()`, () when the steady call ran)."""
+    call = op.steady(key)
+    y = None if call is None else call(x)
+    if y is not None:
+        return y, ()
+    axes = axes_of()
+    y = _trailing_kernel(x, axes, op.eps, inside, op.normalize_variance, sig)
+    if y is not None:
+        op.settle(key, lambda: _trailing_call(x, axes, op.eps, inside, op.normalize_variance))
+    return y, axes
+
+
 @register
 class MVN1(_SameShape):
     """MVN-0 (opset2): over dims 1.. (across_channels) or 2.. (or `reduction_axes`); eps inside the sqrt."""
@@ -121,8 +160,7 @@ class MVN1(_SameShape):
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
-        axes = self._axes(x.ndim)
-        fast = _trailing_kernel(x, axes, self.eps, True, self.normalize_variance, sig)
+        fast, axes = _mvn_trailing(self, x, (x.shape, x.dtype), lambda: self._axes(x.ndim), True, sig)
         if fast is not None:
             return [fast]
         out = mvn(x, axes, self.normalize_variance, self.eps, True, _rounded_type(sig.outs[0]))
@@ -152,11 +190,14 @@ class MVN6(_SameShape):
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x, axes = inputs
         key = (x.ndim, axes.dtype.char, axes.tobytes())
-        norm = self.remembered("axes", key, lambda: normalize_axes(axes, x.ndim))
-        fast = _trailing_kernel(x, norm, self.eps, self.eps_mode == "inside_sqrt", self.normalize_variance, sig)
+        inside = self.eps_mode == "inside_sqrt"
+
+        def axes_of() -> tuple[int, ...]:
+            return self.remembered("axes", key, lambda: normalize_axes(axes, x.ndim))
+
+        fast, norm = _mvn_trailing(self, x, (x.shape, x.dtype, key), axes_of, inside, sig)
         if fast is not None:
             return [fast]
-        inside = self.eps_mode == "inside_sqrt"
         out = mvn(x, norm, self.normalize_variance, self.eps, inside, _rounded_type(sig.outs[0]))
         return [finish(out, sig.outs[0])]
 
@@ -248,7 +289,7 @@ class BatchNormInference1(_BatchNorm):
     ORDER = (2, 0, 1, 3, 4)
 
 
-class RMSNorm:
+class RMSNorm(Steady):
     """A fused step (`irexec/fusion.py`): x (..., n) float32 -> x / sqrt(mean(x^2, last axis) +
     eps), OpenVINO's Power -> ReduceMean -> Add -> Sqrt -> Divide -> Multiply chain computed as
     the six layers compute it, rounding where they round (x*x, the mean, + eps, sqrt, 1/s and
@@ -269,8 +310,16 @@ class RMSNorm:
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x = inputs[0]
+        key = (x.shape, x.dtype)
+        call = self.steady(key)
+        y = None if call is None else call(x)
+        if y is not None:
+            return [y]
         y = rms_norm_out(x, self.eps)
-        return [y if y is not None else self._numpy(x)]
+        if y is None:
+            return [self._numpy(x)]
+        self.settle(key, lambda: rows_call("rms_norm_rows", x, x.shape[-1], x.dtype, RMS_NORM_COST, self.eps))
+        return [y]
 
     def _numpy(self, x: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):

@@ -1,0 +1,197 @@
+"""Steady calls (`Op.steady`, `jit.one_call`, `blas.product_call`): once a layer has seen one
+operand signature twice in a row, it calls its kernel or its product straight away. Each must
+give the bits the usual path gives, step aside for a new signature, for a thread that forces or
+records the paths, and for operands whose layout or values the decision did not cover."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import irexec
+from irexec import config
+from irexec.kernels import jit
+from tests.support.irbuild import Net
+
+pytest.importorskip("numba")
+
+R = np.random.default_rng(11)
+D, H = 32, 48
+
+
+@pytest.fixture
+def kernels(monkeypatch):
+    monkeypatch.setattr(config, "JIT", "always")
+
+
+W1 = R.standard_normal((D, H)).astype(np.float32)
+BIAS = R.standard_normal(H).astype(np.float32)
+W2 = R.standard_normal((D, H)).astype(np.float32)
+
+
+def _model(tmp_path) -> irexec.Model:
+    """LayerNorm, products (plain, transposed, of merged single rows), a bias, activations with
+    and without an extra input, Erf, Softmax and Power over a (1, L, 32) input of any L."""
+    n = Net("steady")
+    x = n.param("x", "f32", (1, None, D))
+    ln = dict(normalize_variance="true", eps=1e-5, eps_mode="inside_sqrt")
+    m = n.op("MVN", [x, n.const(np.array([-1], np.int64))], ln, version="opset6")
+    n.result(m, "mvn")
+    h = n.op("Add", [n.op("MatMul", [m, n.const(W1)]), n.const(BIAS)])
+    n.result(n.op("Gelu", [h], dict(approximation_mode="ERF"), version="opset7"), "gelu")
+    n.result(n.op("Swish", [h, n.const(np.array(1.5, np.float32))], version="opset4"), "swish")
+    n.result(n.op("Sigmoid", [h]), "sigmoid")
+    n.result(n.op("Erf", [h]), "erf")
+    n.result(n.op("Softmax", [h], dict(axis=-1), version="opset8"), "softmax")
+    n.result(n.op("Power", [h, n.const(np.array(2.0, np.float32))]), "power")
+    n.result(n.op("MatMul", [x, x], dict(transpose_b="true")), "gram")
+    rows = n.op("Reshape", [m, n.const(np.array([-1, 1, D], np.int64))], dict(special_zero="false"))
+    n.result(n.op("MatMul", [rows, n.const(W2)]), "rows")
+    return irexec.load(n.save(tmp_path / "steady.xml"))
+
+
+def _steady_layers(m) -> int:
+    return sum(1 for s in m._plan.steps if s.op is not None and getattr(s.op, "_steady", None) is not None)
+
+
+def test_steady_calls_give_the_usual_paths_bits(kernels, tmp_path):
+    m = _model(tmp_path)
+    x = R.standard_normal((1, 20, D)).astype(np.float32)
+    first = m.infer({"x": x})  # the usual paths
+    assert _steady_layers(m) == 0
+    m.infer({"x": x})  # the signature seen twice: the steady calls are made
+    assert _steady_layers(m) >= 10
+    for _ in range(2):
+        again = m.infer({"x": x})
+        for name, want in first.items():
+            assert again[name].dtype == want.dtype, name
+            np.testing.assert_array_equal(again[name], want, err_msg=name)
+    # and against float64: the LayerNorm and the products
+    x64 = x.astype(np.float64)
+    norm = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(again["mvn"], norm, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(again["gram"], x64 @ x64.transpose(0, 2, 1), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(again["rows"], norm.reshape(-1, 1, D) @ W2, rtol=1e-4, atol=1e-4)
+
+
+def test_a_new_signature_takes_the_usual_path_again(kernels, tmp_path):
+    m = _model(tmp_path)
+    a = R.standard_normal((1, 24, D)).astype(np.float32)
+    b = R.standard_normal((1, 5, D)).astype(np.float32)
+    want_a, want_b = m.infer({"x": a}), irexec.load(m.path).infer({"x": b})
+    for _ in range(3):
+        m.infer({"x": a})
+    got_b = m.infer({"x": b})  # every layer's steady call is for (1, 24, 32)
+    got_a = m.infer({"x": a})
+    for name in want_a:
+        np.testing.assert_array_equal(got_a[name], want_a[name], err_msg=name)
+        np.testing.assert_array_equal(got_b[name], want_b[name], err_msg=name)
+
+
+def test_forced_and_recorded_paths_bypass_the_steady_calls(kernels, tmp_path):
+    m = _model(tmp_path)
+    x = R.standard_normal((1, 16, D)).astype(np.float32)
+    for _ in range(3):
+        m.infer({"x": x})
+    assert _steady_layers(m) >= 9
+    with jit.recording() as log:
+        m.infer({"x": x})
+    assert log and all(path == "numba" for _, path in log)  # asked, not skipped by the steady calls
+    with jit.forced(False), jit.recording() as log:
+        numpy_path = m.infer({"x": x})
+    assert log and all(path == "numpy" for _, path in log)
+    kernel_path = m.infer({"x": x})
+    for name in kernel_path:
+        np.testing.assert_allclose(numpy_path[name], kernel_path[name], rtol=2e-6, atol=2e-6, err_msg=name)
+
+
+def test_merged_rows_step_aside_for_a_strided_operand(kernels, tmp_path):
+    """A product that merges a's rows decided so on a contiguous a; a strided a of the same shape
+    (a feed that is a transposed view) takes the batched product instead of a copy."""
+    n = Net("rows")
+    a = n.param("a", "f32", (24, 1, D))
+    w = R.standard_normal((D, H)).astype(np.float32)
+    n.result(n.op("MatMul", [a, n.const(w)]), "y")
+    m = irexec.load(n.save(tmp_path / "rows.xml"))
+    x = R.standard_normal((24, 1, D)).astype(np.float32)
+    for _ in range(3):
+        want = m.infer({"a": x})["y"]
+    strided = np.lib.stride_tricks.as_strided(
+        np.repeat(x, 2, axis=0), shape=x.shape, strides=(2 * x.strides[0],) + x.strides[1:]
+    )
+    np.testing.assert_array_equal(strided, x)
+    got = m.infer({"a": strided})["y"]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(got, x.astype(np.float64) @ w, rtol=1e-5, atol=1e-4)
+
+
+def test_integer_power_keeps_its_type_when_the_exponent_turns_negative(tmp_path):
+    """Power's integer result type depends on the exponents' signs (C's truncated 1/x for a
+    negative one): it never takes a steady call."""
+    n = Net("power")
+    a, b = n.param("a", "i32", (4,)), n.param("b", "i32", (4,))
+    n.result(n.op("Power", [a, b]), "y")
+    m = irexec.load(n.save(tmp_path / "power.xml"))
+    base = np.array([2, -3, 1, 5], np.int32)
+    for _ in range(3):
+        y = m.infer({"a": base, "b": np.array([2, 3, 0, 1], np.int32)})["y"]
+    np.testing.assert_array_equal(y, [4, -27, 1, 5])
+    y = m.infer({"a": base, "b": np.array([-1, -1, -2, 2], np.int32)})["y"]
+    assert y.dtype == np.int32
+    np.testing.assert_array_equal(y, [0, 0, 1, 25])
+
+
+def _sdpa_ref(q, k, v, mask, causal):
+    s = q.astype(np.float64) @ k.astype(np.float64).swapaxes(-1, -2) / np.sqrt(q.shape[-1])
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    elif mask is not None:
+        s = np.where(mask, s, -np.inf) if mask.dtype == np.bool_ else s + mask
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
+
+
+def _padding(length: int, kept: list[int]) -> np.ndarray:
+    return (np.arange(length)[None, :] < np.array(kept)[:, None])[:, None, None, :].repeat(length, axis=2)
+
+
+MASKS = {
+    "none": None,
+    "causal": None,
+    "padding": lambda n: _padding(n, [n - 3, n]),  # each row keeps a prefix of the keys
+    "holes": lambda n: R.random((2, 1, n, n)) < 0.7,  # not prefixes: the rows do not take it
+    "float": lambda n: R.standard_normal((2, 2, n, n)).astype(np.float32),
+    "zero": lambda n: np.zeros((), np.float32),  # one zero adds nothing: no mask
+}
+
+
+@pytest.mark.parametrize("case", list(MASKS))
+def test_attention_steady_calls_give_the_usual_paths_bits(kernels, tmp_path, case):
+    length, e = 24, 16
+    n = Net("sdpa")
+    q, k, v = (n.param(name, "f32", (2, 2, None, e)) for name in "qkv")
+    make = MASKS[case]
+    mask = None if make is None else make(length)
+    ins = [q, k, v]
+    if mask is not None:
+        et = "boolean" if mask.dtype == np.bool_ else "f32"
+        ins.append(n.param("mask", et, tuple(None if d == length else d for d in mask.shape)))
+    attrs = dict(causal="true" if case == "causal" else "false")
+    n.result(n.op("ScaledDotProductAttention", ins, attrs, version="opset13"), "y")
+    m = irexec.load(n.save(tmp_path / "sdpa.xml"))
+    feeds = {name: R.standard_normal((2, 2, length, e)).astype(np.float32) for name in "qkv"}
+    if mask is not None:
+        feeds["mask"] = mask
+    first = m.infer(feeds)["y"]
+    for _ in range(3):
+        np.testing.assert_array_equal(m.infer(feeds)["y"], first)
+    if case in ("none", "causal", "padding", "float", "zero"):
+        sdpa = next(s.op for s in m._plan.steps if s.op is not None and s.op.TYPE == "ScaledDotProductAttention")
+        assert sdpa._steady[1] is not None
+    ref_mask = None if mask is None or case == "zero" else mask
+    want = _sdpa_ref(feeds["q"], feeds["k"], feeds["v"], ref_mask, case == "causal")
+    np.testing.assert_allclose(first, want, rtol=2e-5, atol=2e-6)
+    if case == "float":  # the same shapes, another mask: prepared again, not the first one's rows
+        feeds["mask"] = make(length)
+        want = _sdpa_ref(feeds["q"], feeds["k"], feeds["v"], feeds["mask"], False)
+        np.testing.assert_allclose(m.infer(feeds)["y"], want, rtol=2e-5, atol=2e-6)
