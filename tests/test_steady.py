@@ -195,3 +195,24 @@ def test_attention_steady_calls_give_the_usual_paths_bits(kernels, tmp_path, cas
         feeds["mask"] = make(length)
         want = _sdpa_ref(feeds["q"], feeds["k"], feeds["v"], feeds["mask"], False)
         np.testing.assert_allclose(m.infer(feeds)["y"], want, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("case", ["mask", "no mask", "divide", "hidden rows"])
+def test_decomposed_attention_steady_calls_give_the_usual_paths_bits(kernels, tmp_path, case):
+    from tests import test_attention_fusion as fusion
+
+    scale = 8.0 if case == "divide" else 0.25
+    m = fusion._model(tmp_path, scale=scale, divide=case == "divide", mask=case != "no mask")
+    (op,) = fusion._fused(m)
+    feeds = fusion._feeds(hide_all=case == "hidden rows")
+    if case == "no mask":
+        del feeds["mask"]
+    first = m.infer(feeds)["y"]
+    for _ in range(3):
+        np.testing.assert_array_equal(m.infer(feeds)["y"], first)
+    assert op._steady[1] is not None
+    want = fusion._oracle(feeds, scale, case == "divide", case != "no mask", True)
+    if case == "hidden rows":  # the layers' NaN where a row keeps no key, from the steady call too
+        assert np.isnan(first[1]).all() and not np.isnan(first[0]).any()
+        first, want = first[0], want[0]
+    np.testing.assert_allclose(first, want, rtol=0, atol=2e-6)

@@ -430,13 +430,17 @@ def _rows_args(m: MaskRows | None, keep, causal: bool, batch: int, length: int, 
     return np.ascontiguousarray(keep, np.int64), mask, np.ascontiguousarray(mask_row, np.int64)
 
 
-def attention_call(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, causal: bool, masked: bool):
+def attention_call(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, causal: bool, masked: bool, rounded: int = 0
+):
     """`attention`'s register rows for float32 operands of q's, k's and v's shapes as one
     function of (q, k, v, mask) (`Op.steady`), when they run on the calling thread: the shapes'
     checks and the call's arguments decided once (the keep counts too, without a mask or with a
     causal one); a mask is prepared each call as `attention` prepares it (`prepared_mask`
-    knows one seen before by its bytes). None when `attention` does not run them so; the
-    function answers None for a mask the rows do not take (`attention` then decides)."""
+    knows one seen before by its bytes). `rounded` 1 or 2: `decomposed_attention`'s rows
+    instead (a float32 mask; none: a row of zeros). None when `attention` (or
+    `decomposed_attention`) does not run them so; the function answers None for a mask the
+    rows do not take (the wrapper then decides)."""
     if not _batched(q, k, v) or q.dtype != np.float32:
         return None
     lead, length, keys, ev = q.shape[:-2], q.shape[-2], k.shape[-2], v.shape[-1]
@@ -448,23 +452,18 @@ def attention_call(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, ca
         return None
     batch = math.prod(lead)
     parts = _parts(batch, length, 1)
-    fixed = None if masked and not causal else _rows_args(None, None, causal, batch, length, keys)
+    per_call = masked and not causal  # a mask, prepared each call (its memo knows it)
+    fixed = None if per_call else _mask_args(None, rounded, causal, lead, length, keys)
     kernel = _loops().attention_simd_rows
-    tail = (parts, float(scale), fma_scale(q, scale), 0, not jit.wide_vectors())
+    tail = (parts, float(scale), fma_scale(q, scale), rounded, not jit.wide_vectors())
     q3, k3, v3 = ((batch, *x.shape[-2:]) for x in (q, k, v))
 
     def run(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None) -> np.ndarray | None:
         if not jit.still_one_call(work):
             return None
-        rows = fixed
+        rows = _mask_args(mask, rounded, causal, lead, length, keys) if per_call else fixed
         if rows is None:
-            ready = None if mask is None else prepared_mask(mask, lead, length, keys)
-            if ready is None and mask is not None:
-                return None
-            m, keep = (None, None) if ready is None else (ready.m, ready.keep)
-            rows = _rows_args(m, keep, causal, batch, length, keys)
-            if rows is None:
-                return None
+            return None
         out = np.empty((batch, length, ev), np.float32)
         kernel(
             0,
@@ -506,7 +505,7 @@ def decomposed_attention(
         return None
     batch, q3, k3, v3 = _flat_batch(q, k, v)
     if mask is None:
-        m = MaskRows(np.zeros((1, keys), np.float32), np.zeros(batch * length, np.int64), False)
+        m = _zero_rows(batch, length, keys)
     else:
         ready = None if mask.dtype != np.float32 else prepared_mask(mask, lead, length, keys)
         if ready is None:  # (a mask that widens the scores: the layers broadcast it)
@@ -515,6 +514,28 @@ def decomposed_attention(
     wide = jit.threads_for(nbytes, SOFTMAX_COST * (1 + (q.shape[-1] + ev) / SIMD_EMBEDDINGS_COST))
     out = _simd(q3, k3, v3, scale, False, m, None, wide, 2 if divide else 1)
     return None if out is None else out.reshape(lead + (length, ev))
+
+
+def _mask_args(
+    mask: np.ndarray | None, rounded: int, causal: bool, lead: tuple, length: int, keys: int
+) -> tuple | None:
+    """The register rows' mask arguments (`_rows_args`) for a mask as `attention` (rounded 0)
+    or `decomposed_attention` (1, 2: a float32 mask; none, a row of zeros) prepare it; None
+    when the rows do not take it."""
+    batch = math.prod(lead)
+    if mask is None:
+        m, keep = (_zero_rows(batch, length, keys) if rounded else None), None
+    else:
+        ready = None if rounded and mask.dtype != np.float32 else prepared_mask(mask, lead, length, keys)
+        if ready is None:
+            return None
+        m, keep = ready.m, None if rounded else ready.keep
+    return _rows_args(m, keep, causal, batch, length, keys)
+
+
+def _zero_rows(batch: int, length: int, keys: int) -> MaskRows:
+    """No mask, as the rounded rows take one: a row of zeros for every score row."""
+    return MaskRows(np.zeros((1, keys), np.float32), np.zeros(batch * length, np.int64), False)
 
 
 # widest heads (query and value embeddings) `_simd` takes (see the module's docstring)
