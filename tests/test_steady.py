@@ -216,3 +216,74 @@ def test_decomposed_attention_steady_calls_give_the_usual_paths_bits(kernels, tm
         assert np.isnan(first[1]).all() and not np.isnan(first[0]).any()
         first, want = first[0], want[0]
     np.testing.assert_allclose(first, want, rtol=0, atol=2e-6)
+
+
+def _conv_ref(x, w, stride=1, pad=0, groups=1):
+    """float64 convolution, NCHW, square kernels."""
+    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    n, c, h, wd = x.shape
+    co, cg, k, _ = w.shape
+    oh, ow = (h - k) // stride + 1, (wd - k) // stride + 1
+    out = np.zeros((n, co, oh, ow))
+    per = co // groups
+    for o in range(co):
+        g = o // per
+        for i in range(k):
+            for j in range(k):
+                patch = x[:, g * cg : (g + 1) * cg, i : i + stride * oh : stride, j : j + stride * ow : stride]
+                out[:, o] += np.einsum("nchw,c->nhw", patch, w[o, :, i, j].astype(np.float64))
+    return out
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["8-float vectors", "16-float vectors"])
+def test_convolution_steady_calls_give_the_usual_paths_bits(kernels, tmp_path, monkeypatch, wide):
+    """Pointwise products (on BLAS where vectors hold 8 floats, as `convolution` runs them),
+    strided pointwise, dense 3x3 register tiles, depthwise and grouped convolutions."""
+    monkeypatch.setattr(jit, "wide_vectors", lambda: wide)
+    w1 = R.standard_normal((16, 8, 1, 1)).astype(np.float32)
+    w2 = R.standard_normal((16, 16, 1, 1)).astype(np.float32)
+    w3 = R.standard_normal((16, 16, 3, 3)).astype(np.float32)
+    wd = R.standard_normal((16, 1, 1, 3, 3)).astype(np.float32)
+    wg = R.standard_normal((4, 4, 4, 3, 3)).astype(np.float32)
+    n = Net("conv")
+    x = n.param("x", "f32", (1, 8, None, None))
+
+    def conv(src, w, stride, pad, kind="Convolution"):
+        attrs = dict(strides=f"{stride},{stride}", dilations="1,1", pads_begin=f"{pad},{pad}", pads_end=f"{pad},{pad}")
+        return n.op(kind, [src, n.const(w)], attrs)
+
+    a = conv(x, w1, 1, 0)
+    b = conv(a, w2, 2, 0)
+    c = conv(b, w3, 1, 1)
+    d = conv(c, wd, 1, 1, "GroupConvolution")
+    e = conv(d, wg, 1, 1, "GroupConvolution")
+    for ref, name in ((a, "a"), (b, "b"), (c, "c"), (d, "d"), (e, "e")):
+        n.result(ref, name)
+    m = irexec.load(n.save(tmp_path / "conv.xml"))
+    feed = {"x": R.standard_normal((1, 8, 30, 30)).astype(np.float32)}
+    first = m.infer(feed)
+    for _ in range(3):
+        again = m.infer(feed)
+        for name, want in first.items():
+            np.testing.assert_array_equal(again[name], want, err_msg=name)
+    convs = [s.op for s in m._plan.steps if s.op is not None and "Convolution" in s.op.TYPE]
+    steady = [op._steady is not None and op._steady[1] is not None for op in convs]
+    # every path here is one a steady call takes, but the pointwise products where the
+    # register tiles run them (16-float vectors)
+    assert steady == ([False, False, True, True, True] if wide else [True] * 5)
+    want = _conv_ref(feed["x"], w1)
+    want = _conv_ref(want, w2, stride=2)
+    np.testing.assert_allclose(again["b"], want, rtol=1e-4, atol=1e-4)
+    want = _conv_ref(want, w3, pad=1)
+    np.testing.assert_allclose(again["c"], want, rtol=1e-4, atol=1e-3)
+    want = _conv_ref(want, wd.reshape(16, 1, 3, 3), pad=1, groups=16)
+    np.testing.assert_allclose(again["d"], want, rtol=1e-4, atol=1e-3)
+    want = _conv_ref(want, wg.reshape(16, 4, 3, 3), pad=1, groups=4)
+    np.testing.assert_allclose(again["e"], want, rtol=1e-4, atol=5e-3)
+    # another size: the usual paths again, then steady calls for it
+    other = {"x": R.standard_normal((1, 8, 18, 22)).astype(np.float32)}
+    fresh = irexec.load(m.path).infer(other)
+    for _ in range(3):
+        got = m.infer(other)
+        for name, want in fresh.items():
+            np.testing.assert_array_equal(got[name], want, err_msg=name)

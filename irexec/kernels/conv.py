@@ -294,6 +294,16 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndar
     Grouped (w (Cout, C/groups, kh, kw)): one call for every group, a group's channels a batch
     item of their own (RegNet's groups of 8 channels: 55 of them over 7x7 went as 55 products
     of their columns)."""
+    plan = _simd_plan(x, w, win, groups)
+    if plan is None:
+        return None
+    run, fmas = plan
+    return run(x, jit.threads_for(fmas, config.THREAD_MIN_BYTES / SIMD_THREAD_FMAS))
+
+
+def _simd_plan(x: np.ndarray, w: np.ndarray, win: Window, groups: int):
+    """`_simd`'s decisions for x's shape and the filters w: (run(x, threads), its multiply-adds),
+    or None when `_simd` does not take the case."""
     if not w.size or not _overlapping_case(x, win, (np.float32,)):
         return None
     if x.shape[1] % groups or w.shape[0] % groups or w.shape[1] * groups != x.shape[1]:
@@ -315,26 +325,24 @@ def _simd(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> np.ndar
     m = oh * width
     tiles = -(-m // k.TILE)
     length, taps = _simd_taps(win, -(-(h + g.pt + g.pb) // sh) * width, width, tiles * k.TILE)
-    buf = np.zeros((n * c, sh * sw, length), np.float32)
-    jit.call(k.deal_flat, 0, n * c, np.ascontiguousarray(x).reshape(n * c, h, wd), buf, g, width)
     wk = np.ascontiguousarray(filters(w, np.float32).reshape(c_out, ig, kh * kw))
-    out = np.empty((n, c_out, tiles * k.TILE), np.float32)
-    threads = jit.threads_for(fmas, config.THREAD_MIN_BYTES / SIMD_THREAD_FMAS)
-    jit.parallel_for(
-        k.dense_simd if wide else k.dense_narrow,
-        (k.simd_tasks if wide else k.narrow_tasks)(n, c_out, groups),
-        threads,
-        buf.reshape(n * groups, ig, sh * sw * length),
-        wk,
-        taps,
-        out.reshape(n * groups, c_out // groups, tiles * k.TILE),
-        groups,
-    )
-    if width == ow and m == tiles * k.TILE:
-        return out.reshape(n, c_out, oh, ow)
-    y = np.empty((n, c_out, oh, ow), np.float32)
-    jit.call(k.crop_rows, 0, n * c_out, out.reshape(n * c_out, -1), y.reshape(n * c_out, oh, ow), width)
-    return y
+    kernel = k.dense_simd if wide else k.dense_narrow
+    tasks = (k.simd_tasks if wide else k.narrow_tasks)(n, c_out, groups)
+    cropped = not (width == ow and m == tiles * k.TILE)
+
+    def run(x: np.ndarray, threads: int) -> np.ndarray:
+        buf = np.zeros((n * c, sh * sw, length), np.float32)
+        jit.call(k.deal_flat, 0, n * c, np.ascontiguousarray(x).reshape(n * c, h, wd), buf, g, width)
+        out = np.empty((n, c_out, tiles * k.TILE), np.float32)
+        planes = buf.reshape(n * groups, ig, sh * sw * length)
+        jit.parallel_for(kernel, tasks, threads, planes, wk, taps, out.reshape(n * groups, c_out // groups, -1), groups)
+        if not cropped:
+            return out.reshape(n, c_out, oh, ow)
+        y = np.empty((n, c_out, oh, ow), np.float32)
+        jit.call(k.crop_rows, 0, n * c_out, out.reshape(n * c_out, -1), y.reshape(n * c_out, oh, ow), width)
+        return y
+
+    return run, fmas
 
 
 @functools.lru_cache(maxsize=256)
@@ -526,13 +534,18 @@ def _pointwise(x: np.ndarray, wm: np.ndarray, relu: bool = False, bounds: tuple 
     return out.reshape((n, c_out) + x.shape[2:])
 
 
+def _subsampled_case(x: np.ndarray, win: Window) -> bool:
+    """Whether `_subsampled` takes the window."""
+    return x.ndim >= 3 and all(k == 1 for k in win.kernel) and win.unpadded and not win.pointwise
+
+
 def _subsampled(x: np.ndarray, win: Window) -> np.ndarray | None:
     """For a 1x1... window with strides > 1 and no pads (ResNet's projection shortcuts), the
     input positions it reads, contiguous: x[:, :, ::s, ::s], whose pointwise convolution is the
     result; None for other windows. (Medians, one process, im2col's columns on BLAS against
     this: 8 -> 16 channels from 56x56 40 / 22 us, 16 -> 32 from 28x28 70 / 28, 256 -> 512 from
     56x56 2.21 / 2.09 ms.)"""
-    if x.ndim < 3 or not all(k == 1 for k in win.kernel) or not win.unpadded or win.pointwise:
+    if not _subsampled_case(x, win):
         return None
     return np.ascontiguousarray(x[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in win.strides)])
 
@@ -590,6 +603,72 @@ def convolution(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1) -> n
     return _gemm(cols, filters(w, cols.dtype), win.out, groups)
 
 
+def convolution_call(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1):
+    """`convolution`'s path for float32 arrays of x's shape and the constant filters w as one
+    function of x alone (`Op.steady`), where only they decide it and it runs on the calling
+    thread: a pointwise product on BLAS (`_subsampled` first at strides > 1), `_simd`'s register
+    tiles; None for the other paths (they decide every call). The function answers None while
+    a thread forces or records the paths (`convolution` then runs)."""
+    if _height_one(x, win) or x.dtype != np.float32 or w.dtype != np.float32 or x.ndim < 3:
+        return None
+    if groups == 1 and (win.pointwise or _subsampled_case(x, win)):
+        return _pointwise_call(x, w, win)
+    plan = _simd_plan(x, w, win, groups)
+    if plan is None or plan[1] >= SIMD_THREAD_FMAS:  # `_simd`'s second thread
+        return None
+    run = plan[0]
+
+    def steady(x: np.ndarray) -> np.ndarray | None:
+        return run(x, 1) if jit.still_one_call(0) else None
+
+    return steady
+
+
+def _pointwise_call(x: np.ndarray, w: np.ndarray, win: Window):
+    """`convolution_call` for a 1x1... window: its product on BLAS as `convolution` runs it
+    where the register tiles do not (`_tiles_fit`), the product's call decided once."""
+    if _tiles_fit():
+        return None
+    cut = (slice(None), slice(None)) + tuple(slice(None, None, st) for st in win.strides)
+    sp = x.shape[2:] if win.pointwise else x[cut].shape[2:]
+    n, c, m = x.shape[0], x.shape[1], math.prod(sp)
+    wm = w.reshape(w.shape[0], w.shape[1])
+    prod = blas.product_call(wm, np.broadcast_to(np.float32(0), (n, c, m)))
+    if prod is None:
+        return None
+    shape, pointwise = (n, w.shape[0]) + tuple(sp), win.pointwise
+
+    def steady(x: np.ndarray) -> np.ndarray | None:
+        if not jit.still_one_call(0):
+            return None
+        sub = x if pointwise else np.ascontiguousarray(x[cut])
+        return prod(wm, sub.reshape(n, c, m)).reshape(shape)
+
+    return steady
+
+
+def group_convolution_call(x: np.ndarray, w: np.ndarray, win: Window):
+    """`group_convolution`'s path as `convolution_call` gives it: the depthwise kernels, or the
+    grouped register tiles, on the calling thread; None otherwise."""
+    if _height_one(x, win) or x.dtype != np.float32 or w.dtype != np.float32:
+        return None
+    g = w.shape[0]
+    if not (w.shape[1] == 1 and w.shape[2] == 1):
+        return convolution_call(x, w.reshape((g * w.shape[1],) + w.shape[2:]), win, groups=g)
+    plan = _depthwise_plan(x, w.reshape((g,) + w.shape[3:]), win)
+    if plan is None:
+        return None
+    run, nbytes = plan
+    work = int(nbytes * DEPTHWISE_COST)
+    if work >= config.THREAD_MIN_BYTES:
+        return None
+
+    def steady(x: np.ndarray) -> np.ndarray | None:
+        return run(x, 1) if jit.still_one_call(work) else None
+
+    return steady
+
+
 def _lanes_max_unit_out() -> int:
     """`LANES_MAX_UNIT_OUT`, a quarter of it where vectors hold 8 floats (`jit.wide_vectors`: a
     Zen 3, us, plane by plane against lanes: 144 planes of 56x56 662 / 844, 240 of 28x28 5x5 764
@@ -601,43 +680,60 @@ def _depthwise_kernel(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray |
     """The 2-D depthwise convolution by the numba kernel (the same products and sums in the
     same order as the numpy path, without a temporary per tap; pads >= 0 are applied plane by
     plane inside it), or None when the numpy path should run."""
+    plan = _depthwise_plan(x, w, win)
+    if plan is None:
+        return None
+    run, work = plan
+    return run(x, jit.threads_for(work, DEPTHWISE_COST))
+
+
+def _depthwise_plan(x: np.ndarray, w: np.ndarray, win: Window):
+    """`_depthwise_kernel`'s decisions for x's shape and type and the filters w: (run(x,
+    threads), the bytes `jit.threads_for` weighs), or None when the numpy path should run."""
     kernel, out_sp = win.kernel, win.out
     if len(kernel) != 2 or x.ndim != 4 or not x.size or any(o <= 0 for o in out_sp):
         return None
-    x = compute_type(x)
-    if x.dtype not in (np.float32, np.float64):
+    dtype = np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
+    if dtype not in (np.float32, np.float64):
         return None
     taps = math.prod(kernel)
-    if not jit.use(x.nbytes, DEPTHWISE_TAP_SAVING * taps, FAMILY):
+    nbytes = x.size * dtype.itemsize
+    if not jit.use(nbytes, DEPTHWISE_TAP_SAVING * taps, FAMILY):
         return None
     from . import conv_loops as k
 
     plane = win.plane
-    if any(b < 0 or e < 0 for b, e in win.pads):  # a crop: pad and crop in numpy first
-        x = _pad_input(x, win.pads)
+    crop = any(b < 0 or e < 0 for b, e in win.pads)  # a crop: pad and crop in numpy first
+    if crop:
         plane = plane._replace(pt=0, pl=0, pb=0, pr=0)
     n, c = x.shape[:2]
-    planes = np.ascontiguousarray(x).reshape(n * c, *x.shape[2:])
-    out = np.empty((n * c, *out_sp), x.dtype)
-    threads = jit.threads_for(x.nbytes + out.nbytes * taps, DEPTHWISE_COST)
     # float32: 16 planes a vector (`LANES_MAX_UNIT_OUT`); over larger planes at unit strides,
     # windows larger than 3x3 in registers plane by plane (`depthwise_simd`, measured on one plane
     # set each: 7x7 over 32x14x14 43 -> 26 us against `depthwise2d`), the 3x3 by `_unit33`
     # (8x112x112: 64 us against 94)
-    wc = np.ascontiguousarray(filters(w, x.dtype))
+    wc = np.ascontiguousarray(filters(w, dtype))
     unit = all(st == 1 for st in win.strides)
     full = 0  # planes that go 16 at a time
-    if x.dtype == np.float32 and (not unit or math.prod(out_sp) <= _lanes_max_unit_out()):
+    if dtype == np.float32 and (not unit or math.prod(out_sp) <= _lanes_max_unit_out()):
         full = n * c // k.LANES * k.LANES
+    rest = n * c - full  # plane by plane, each with its channel's filter
+    wr = np.ascontiguousarray(wc[np.arange(full, n * c) % c]) if full and rest else wc
+    each = k.depthwise_simd if dtype == np.float32 and unit and taps > 9 else k.depthwise2d
+
+    def run(x: np.ndarray, threads: int) -> np.ndarray:
+        x = compute_type(x)
+        if crop:
+            x = _pad_input(x, win.pads)
+        planes = np.ascontiguousarray(x).reshape(n * c, *x.shape[2:])
+        out = np.empty((n * c, *out_sp), dtype)
         if full:
             jit.parallel_for(k.depthwise_lanes, k.lanes_tasks(full), threads, planes[:full], wc, out[:full], c, plane)
-    if full < n * c:  # the rest plane by plane, each with its channel's filter
-        if full:
-            wc = np.ascontiguousarray(wc[np.arange(full, n * c) % c])
-        kernel = k.depthwise_simd if x.dtype == np.float32 and unit and taps > 9 else k.depthwise2d
-        rest = n * c - full
-        jit.parallel_for(kernel, rest, threads, planes[full:], wc, out[full:], len(wc) if full else c, plane)
-    return out.reshape(n, c, *out_sp)
+        if rest:
+            jit.parallel_for(each, rest, threads, planes[full:], wr, out[full:], len(wr) if full else c, plane)
+        return out.reshape(n, c, *out_sp)
+
+    sp = [d + b + e for d, (b, e) in zip(x.shape[2:], win.pads)] if crop else x.shape[2:]
+    return run, (n * c * math.prod(sp) + n * c * math.prod(out_sp) * taps) * dtype.itemsize
 
 
 def _depthwise(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray:
