@@ -287,3 +287,27 @@ def test_convolution_steady_calls_give_the_usual_paths_bits(kernels, tmp_path, m
         got = m.infer(other)
         for name, want in fresh.items():
             np.testing.assert_array_equal(got[name], want, err_msg=name)
+
+
+def test_a_call_that_could_not_be_made_yet_is_asked_again(kernels, tmp_path, monkeypatch):
+    """A convolution seen twice while the kernels were off (loading, or forced off) keeps its
+    usual path, and makes its steady call a few calls after they are on."""
+    monkeypatch.setattr(jit, "wide_vectors", lambda: False)
+    w = R.standard_normal((8, 8, 3, 3)).astype(np.float32)
+    n = Net("late")
+    x = n.param("x", "f32", (1, 8, 12, 12))
+    attrs = dict(strides="1,1", dilations="1,1", pads_begin="1,1", pads_end="1,1")
+    n.result(n.op("Convolution", [x, n.const(w)], attrs), "y")
+    m = irexec.load(n.save(tmp_path / "late.xml"))
+    (conv,) = [s.op for s in m._plan.steps if s.op is not None and s.op.TYPE == "Convolution"]
+    feed = {"x": R.standard_normal((1, 8, 12, 12)).astype(np.float32)}
+    with jit.forced(False):
+        for _ in range(2):
+            m.infer(feed)
+    assert conv._steady[1] is None
+    want = irexec.load(m.path).infer(feed)["y"]  # the kernels' path
+    for _ in range(4):
+        got = m.infer(feed)["y"]
+    assert conv._steady[1] is not None
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got, _conv_ref(feed["x"], w, pad=1), rtol=1e-4, atol=1e-4)

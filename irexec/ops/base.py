@@ -44,7 +44,8 @@ class Steady:
     """A layer's steady call: what it runs on the operand signature it last saw twice in a row
     (fused steps without an `Op` take it too)."""
 
-    # the steady call: (key, call or None) for the operand signature last seen twice in a row
+    # the steady call: (key, call or None, calls since) for the operand signature last seen twice
+    # in a row
     _steady: tuple | None = None
     _last_key: Hashable = None
 
@@ -56,14 +57,19 @@ class Steady:
         return s[1] if s is not None and s[0] == key else None
 
     def settle(self, key: Hashable, make: Callable[[], Callable | None]) -> None:
-        """After a call that took the usual path: remember make()'s call (None: there is none)
-        for `key` once the same key came twice in a row, so that a signature that changes every
-        call (a generation's growing cache) builds nothing."""
+        """After a call that took the usual path: remember make()'s call for `key` once the same
+        key came twice in a row, so that a signature that changes every call (a generation's
+        growing cache) builds nothing. make() answers None where there is no such call (threaded
+        work, a path decided every call) or not yet (kernels still loading): it is asked again
+        after 2, 4, 8, ... more calls of the key."""
         s = self._steady
         if s is not None and s[0] == key:
+            if s[1] is None:
+                misses = s[2] + 1
+                self._steady = (key, make() if not misses & (misses - 1) else None, misses)
             return
         if self._last_key == key:
-            self._steady = (key, make())
+            self._steady = (key, make(), 0)
         else:
             self._last_key = key
 
