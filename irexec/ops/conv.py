@@ -73,17 +73,20 @@ class _ConvBase(Op):
             self.where, spatial, kernel, self.strides, self.dilations, self.auto_pad, self.pads_begin, self.pads_end
         )
 
-    def steady_call(self, x: np.ndarray, w: np.ndarray) -> np.ndarray | None:
-        """The result by the steady call (`Op.steady`) for x's shape and type and these filters,
-        or None."""
-        call = self.steady((x.shape, x.dtype, id(w)))
-        return None if call is None else call(x)
-
-    def settle_call(self, x: np.ndarray, w: np.ndarray, sig: Sig, make) -> None:
-        """After the usual path: make()'s call for x's signature, for constant float32 filters
+    def convolve(self, x: np.ndarray, w: np.ndarray, kernel, sig: Sig, run, steady_call) -> list[np.ndarray]:
+        """run(x, w, window), the family's path, or the steady call (`Op.steady`) that
+        steady_call(x, w, window) makes for x's shape and type and constant float32 filters
         (read-only, known by identity as `Op.derived` knows them: the call holds them)."""
+        key = (x.shape, x.dtype, id(w))
+        call = self.steady(key)
+        y = None if call is None else call(x)
+        if y is not None:
+            return [y]
+        win = self.window_of(x, kernel)
+        y = finish(run(x, w, win), sig.outs[0])
         if sig.outs[0] == "f32" and not w.flags.writeable:
-            self.settle((x.shape, x.dtype, id(w)), make)
+            self.settle(key, lambda: steady_call(x, w, win))
+        return [y]
 
     def window_of(self, x: np.ndarray, kernel) -> Window:
         """The window over x's spatial dims, remembered per input shape and kernel."""
@@ -103,13 +106,7 @@ class Convolution(_ConvBase):
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x, w = inputs
-        y = self.steady_call(x, w)
-        if y is not None:
-            return [y]
-        win = self.window_of(x, w.shape[2:])
-        y = finish(family.convolution(x, w, win), sig.outs[0])
-        self.settle_call(x, w, sig, lambda: family.convolution_call(x, w, win))
-        return [y]
+        return self.convolve(x, w, w.shape[2:], sig, family.convolution, family.convolution_call)
 
     def compute_then(self, inputs: list[np.ndarray], sig: Sig, bounds: tuple | None) -> list[np.ndarray] | None:
         """compute, then ReLU (bounds None) or np.clip to the float32 bounds, in one pass of the
@@ -136,13 +133,7 @@ class GroupConvolution(_ConvBase):
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         x, w = inputs
-        y = self.steady_call(x, w)
-        if y is not None:
-            return [y]
-        win = self.window_of(x, w.shape[3:])
-        y = finish(family.group_convolution(x, w, win), sig.outs[0])
-        self.settle_call(x, w, sig, lambda: family.group_convolution_call(x, w, win))
-        return [y]
+        return self.convolve(x, w, w.shape[3:], sig, family.group_convolution, family.group_convolution_call)
 
 
 @register
