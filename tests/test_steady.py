@@ -311,3 +311,36 @@ def test_a_call_that_could_not_be_made_yet_is_asked_again(kernels, tmp_path, mon
     assert conv._steady[1] is not None
     np.testing.assert_array_equal(got, want)
     np.testing.assert_allclose(got, _conv_ref(feed["x"], w, pad=1), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["8-float vectors", "16-float vectors"])
+def test_relu_after_steady_calls_give_the_usual_paths_bits(kernels, tmp_path, monkeypatch, wide):
+    """A ReLU or a clip fused after a convolution (pointwise, 3x3) or an Add: the in-place kernel
+    call kept once the producer's own pass cannot take it; where it can (the pointwise register
+    tiles on 16-float vectors), that pass keeps running."""
+    monkeypatch.setattr(jit, "wide_vectors", lambda: wide)
+    w1 = R.standard_normal((16, 8, 1, 1)).astype(np.float32)
+    w3 = R.standard_normal((16, 16, 3, 3)).astype(np.float32)
+    n = Net("relu")
+    x = n.param("x", "f32", (1, 8, 24, 24))
+    attrs = dict(strides="1,1", dilations="1,1", pads_begin="0,0", pads_end="0,0")
+    a = n.op("ReLU", [n.op("Convolution", [x, n.const(w1)], attrs)])
+    attrs3 = dict(attrs, pads_begin="1,1", pads_end="1,1")
+    b = n.op("Clamp", [n.op("Convolution", [a, n.const(w3)], attrs3)], dict(min="0", max="6"))
+    c = n.op("ReLU", [n.op("Add", [a, b])])
+    for ref, name in ((a, "a"), (b, "b"), (c, "c")):
+        n.result(ref, name)
+    m = irexec.load(n.save(tmp_path / "relu.xml"))
+    fused = [s.op for s in m._plan.run_steps if s.op is not None and s.op.TYPE == "ReLU after"]
+    assert len(fused) == 3
+    feed = {"x": R.standard_normal((1, 8, 24, 24)).astype(np.float32) * 4}
+    first = m.infer(feed)
+    for _ in range(4):
+        again = m.infer(feed)
+        for name, want in first.items():
+            np.testing.assert_array_equal(again[name], want, err_msg=name)
+    kept = [op._steady is not None and op._steady[1] is not None for op in fused]
+    # 16-float vectors: the pointwise convolution applies its ReLU as it stores (no steady call)
+    assert kept == [not wide, True, True]
+    assert (first["a"] >= 0).all() and (first["b"] >= 0).all() and (first["b"] <= 6).all()
+    np.testing.assert_array_equal(first["c"], np.maximum(first["a"] + first["b"], 0))

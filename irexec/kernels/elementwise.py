@@ -5,6 +5,8 @@ run instead. Ops never import numba modules or the JIT runtime."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import config
@@ -46,6 +48,27 @@ def activation_call(name: str, x: np.ndarray, *args):
     from . import elementwise_loops as k
 
     return jit.one_call(getattr(k, name), (x.size,), -(-x.size // k.BLOCK), np.float32, args, x.shape, work)
+
+
+def relu_inplace_call(shape: tuple, bounds: tuple | None):
+    """`relu_f32_inplace`'s kernel call for contiguous float32 arrays of `shape` as one function
+    of such an array (`Op.steady`): True once done, False when the usual path should run (another
+    shape or layout, a forced or recorded path)."""
+    from . import elementwise_loops as k
+
+    tasks = -(-math.prod(shape) // k.BLOCK)
+
+    def run(y: np.ndarray) -> bool:
+        if not jit.still_one_call(0) or y.shape != shape or y.dtype != np.float32 or not y.flags.c_contiguous:
+            return False
+        flat = y.reshape(-1)
+        if bounds is None:
+            k.relu(0, tasks, flat, flat)
+        else:
+            k.clip_inplace(0, tasks, flat, bounds[0], bounds[1])
+        return True
+
+    return run
 
 
 def relu_f32_inplace(y: np.ndarray, bounds: tuple | None) -> bool:

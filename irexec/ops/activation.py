@@ -23,11 +23,11 @@ import numpy as np
 
 from ..dtypes import FLOAT_TYPES, NUMERIC_TYPES, SUB_BYTE_TYPES, cast, from_numpy, round_bf16
 from ..errors import ExecutionError, FormatError, ShapeInferenceError
-from ..kernels.elementwise import relu_f32_inplace
+from ..kernels.elementwise import relu_f32_inplace, relu_inplace_call
 from ..shapes import Shape, TensorSpec, format_shape
 from ..special import erfc
 from .attrs import Attr
-from .base import Op, Sig
+from .base import Op, Sig, Steady
 from .common import array_root, finish
 from .elementwise import Unary, kernel_activation
 from .registry import register
@@ -423,7 +423,7 @@ def _cyclic(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return np.resize(values.reshape(-1), int(np.prod(shape, dtype=np.int64))).reshape(shape)
 
 
-class ThenRelu:
+class ThenRelu(Steady):
     """A fused step (`irexec/fusion.py`): a layer whose only reader is a ReLU, or a float Clamp
     with min <= max (MobileNet's ReLU6), applied in place on its fresh result: the values of
     the activation layer's np.maximum or np.clip (float32 by the element-wise kernels once
@@ -447,10 +447,13 @@ class ThenRelu:
         self.lo_hi = None if bounds is None else tuple(np.array(bounds).astype(np.float32))
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
-        then = getattr(self.op, "compute_then", None)  # the activation in the producer's own pass
-        done = None if then is None else then(inputs, self.inner_sig, self.lo_hi)
-        if done is not None:
-            return done
+        key = (inputs[0].shape, inputs[0].dtype)
+        relu = self.steady(key)  # the in-place kernel call, the producer's fused pass ruled out
+        if relu is None:
+            then = getattr(self.op, "compute_then", None)  # the activation in the producer's own pass
+            done = None if then is None else then(inputs, self.inner_sig, self.lo_hi)
+            if done is not None:
+                return done
         (y,) = self.op.compute(inputs, self.inner_sig)
         root = array_root(y)
         # in place when the producer's result (often a reshaped view) is its own fresh memory
@@ -460,10 +463,22 @@ class ThenRelu:
             and y.flags.writeable
             and all(array_root(a) is not root for a in inputs)
         )
+        if fresh and relu is not None and relu(y):
+            return [y]
         if fresh and relu_f32_inplace(y, self.lo_hi):
+            self.settle(key, lambda: self._relu_call(inputs, y.shape))
             return [y]
         if self.lo_hi is not None:
             lo, hi = self.lo_hi
             return [np.clip(y, lo, hi, out=y) if fresh else np.clip(y, lo, hi)]
         zero = y.dtype.type(0)
         return [np.maximum(y, zero, out=y) if fresh else np.maximum(y, zero)]
+
+    def _relu_call(self, inputs: list[np.ndarray], shape: tuple):
+        """The in-place kernel call as the steady call, once the producer's own pass cannot take
+        the activation for these operands: it has none, or its steady call is the usual path
+        (`then_settled`); None until then (`Op.settle` asks again later)."""
+        then, settled = getattr(self.op, "compute_then", None), getattr(self.op, "then_settled", None)
+        if then is not None and (settled is None or not settled(inputs)):
+            return None
+        return relu_inplace_call(shape, self.lo_hi)

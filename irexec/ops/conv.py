@@ -108,6 +108,12 @@ class Convolution(_ConvBase):
         x, w = inputs
         return self.convolve(x, w, w.shape[2:], sig, family.convolution, family.convolution_call)
 
+    def then_settled(self, inputs: list[np.ndarray]) -> bool:
+        """Whether these operands have a steady call (`convolve`): the family settled on a path
+        that leaves the activation to a pass of its own (`compute_then` answers None for them)."""
+        x, w = inputs
+        return self.steady((x.shape, x.dtype, id(w))) is not None
+
     def compute_then(self, inputs: list[np.ndarray], sig: Sig, bounds: tuple | None) -> list[np.ndarray] | None:
         """compute, then ReLU (bounds None) or np.clip to the float32 bounds, in one pass of the
         kernel (`ops.activation.ThenRelu`); None where the kernel does not take the case."""
