@@ -344,3 +344,57 @@ def test_relu_after_steady_calls_give_the_usual_paths_bits(kernels, tmp_path, mo
     assert kept == [not wide, True, True]
     assert (first["a"] >= 0).all() and (first["b"] >= 0).all() and (first["b"] <= 6).all()
     np.testing.assert_array_equal(first["c"], np.maximum(first["a"] + first["b"], 0))
+
+
+def test_reduction_patch_and_gather_steady_calls_give_the_usual_paths_bits(kernels, tmp_path):
+    """Reductions (rows, columns, a narrow kept group folded back in the pass, the ONNX form;
+    axes that need a transposed copy keep their usual path), ViT's patch embedding and a
+    Gather of one index (a copy of the basic index, negative in Gather-8)."""
+    wp = R.standard_normal((16, 3, 8, 8)).astype(np.float32)
+    n = Net("reduce")
+    x = n.param("x", "f32", (1, 3, None, None))
+
+    def reduce(kind, axes, keep="true"):
+        version = "opset4" if kind == "ReduceL2" else "opset1"
+        return n.op(kind, [x, n.const(np.array(axes, np.int64))], dict(keep_dims=keep), version=version)
+
+    n.result(reduce("ReduceMean", [2, 3]), "pool")
+    n.result(reduce("ReduceSum", [-1], "false"), "rows")
+    n.result(reduce("ReduceMax", [1]), "columns")
+    n.result(reduce("ReduceL2", [2]), "narrow")
+    # a long reduced group, a kept one, short rows: a second pass over the first's float64 values
+    folded = n.op("Reshape", [x, n.const(np.array([3, 32, -1, 8], np.int64))], dict(special_zero="false"))
+    n.result(n.op("ReduceMin", [folded, n.const(np.array([1, 3], np.int64))], dict(keep_dims="true")), "apart")
+    onnx = n.op("ReduceMean", [x], dict(axes="1,2", keepdims="0"), version="onnx")
+    n.result(onnx, "onnx")
+    attrs = dict(strides="8,8", dilations="1,1", pads_begin="0,0", pads_end="0,0")
+    n.result(n.op("Convolution", [x, n.const(wp)], attrs), "patches")
+    n.result(n.op("Gather", [x, n.const(np.array(2, np.int64)), n.const(np.array(2, np.int64))]), "row")
+    g8 = [x, n.const(np.array(-1, np.int32)), n.const(np.array(1, np.int64))]
+    n.result(n.op("Gather", g8, dict(batch_dims="0"), version="opset8"), "last")
+    m = irexec.load(n.save(tmp_path / "reduce.xml"))
+    feed = {"x": R.standard_normal((1, 3, 32, 40)).astype(np.float32)}
+    first = m.infer(feed)
+    for _ in range(3):
+        again = m.infer(feed)
+        for name, want in first.items():
+            assert again[name].dtype == want.dtype, name
+            np.testing.assert_array_equal(again[name], want, err_msg=name)
+    kept = {s.op.layer.name: s.op._steady[1] is not None for s in m._plan.steps if s.op._steady is not None}
+    assert sorted(name.split("_")[0] for name, made in kept.items() if made) == [
+        "Convolution",
+        *["ReduceL2", "ReduceMax", "ReduceMean", "ReduceMean", "ReduceSum"],
+    ]
+    assert [made for name, made in kept.items() if name.startswith("ReduceMin")] == [False]
+    x64 = feed["x"].astype(np.float64)
+    np.testing.assert_allclose(again["pool"], x64.mean((2, 3), keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(again["rows"], x64.sum(-1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(again["columns"], feed["x"].max(1, keepdims=True))
+    np.testing.assert_allclose(again["narrow"], np.sqrt((x64**2).sum(2, keepdims=True)), rtol=1e-6)
+    np.testing.assert_array_equal(again["apart"], feed["x"].reshape(3, 32, 5, 8).min((1, 3), keepdims=True))
+    np.testing.assert_allclose(again["onnx"], x64.mean((1, 2)), rtol=1e-6)
+    patches = x64.reshape(1, 3, 4, 8, 5, 8).transpose(0, 2, 4, 1, 3, 5).reshape(20, -1) @ wp.reshape(16, -1).T
+    np.testing.assert_allclose(again["patches"], patches.T.reshape(1, 16, 4, 5), rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(again["row"], feed["x"][:, :, 2])
+    np.testing.assert_array_equal(again["last"], feed["x"][:, -1])
+    assert again["last"].flags.c_contiguous and again["row"].flags.c_contiguous

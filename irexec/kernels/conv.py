@@ -399,32 +399,57 @@ def _patches(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     transposed, then the (M, Cout) result transposed. (1, 3, 224, 224) by 16x16 patches into
     32 channels, one thread: the columns 96 -> 34 us, the product 96 -> 88 (the filters times
     the columns' transpose, a view, took 150)."""
-    if (
-        len(win.kernel) != 2
-        or x.ndim != 4
-        or not x.size
-        or win.strides != win.kernel
-        or win.kernel[1] < PATCH_MIN_WIDTH
-    ):
-        return None
-    if any(d != 1 for d in win.dilations) or not win.unpadded or any(o is None or o <= 0 for o in win.out):
+    if not _patches_case(x, win):
         return None
     x = compute_type(x)
     if x.dtype not in (np.float32, np.float64):
         return None
+    wt = np.ascontiguousarray(filters(w, x.dtype).reshape(w.shape[0], -1).T)
+    return _patch_product(x, wt, win, jit.use(x.nbytes, IM2COL_CALL_SAVING, FAMILY), blas.matmul)
+
+
+def _patches_case(x: np.ndarray, win: Window) -> bool:
+    """Whether `_patches` takes the window (strides equal to the kernel, no pads, no dilation)."""
+    if len(win.kernel) != 2 or x.ndim != 4 or not x.size or win.strides != win.kernel:
+        return False
+    if win.kernel[1] < PATCH_MIN_WIDTH or any(d != 1 for d in win.dilations) or not win.unpadded:
+        return False
+    return all(o is not None and o > 0 for o in win.out)
+
+
+def _patch_product(x: np.ndarray, wt: np.ndarray, win: Window, kernels: bool, product) -> np.ndarray:
+    """`_patches`' rows of x (by `conv_loops.patch_rows` when `kernels`, else numpy's copy) times
+    the transposed filters wt by product(rows, wt), transposed to (N, Cout, OH, OW)."""
     (kh, kw), (oh, ow) = win.kernel, win.out
     n, c = x.shape[:2]
     rows = np.empty((n, oh * ow, c * kh * kw), x.dtype)
-    if jit.use(x.nbytes, IM2COL_CALL_SAVING, FAMILY):
+    if kernels:
         from . import conv_loops as k
 
         jit.parallel_for(k.patch_rows, n, 1, np.ascontiguousarray(x), rows, kh, kw)
     else:
         crop = x[:, :, : oh * kh, : ow * kw].reshape(n, c, oh, kh, ow, kw)
         rows.reshape(n, oh, ow, c, kh, kw)[...] = crop.transpose(0, 2, 4, 1, 3, 5)
-    wt = np.ascontiguousarray(filters(w, x.dtype).reshape(w.shape[0], -1).T)
-    y = blas.matmul(rows, wt)  # (N, M, Cout)
-    return np.ascontiguousarray(np.swapaxes(y, -1, -2)).reshape(n, w.shape[0], oh, ow)
+    y = product(rows, wt)  # (N, M, Cout)
+    return np.ascontiguousarray(np.swapaxes(y, -1, -2)).reshape(n, wt.shape[1], oh, ow)
+
+
+def _patches_call(x: np.ndarray, w: np.ndarray, win: Window):
+    """`convolution_call` for `_patches`' windows: the transposed filters kept, the rows by the
+    kernel and the product's call decided once (`blas.product_call`); None before the kernels
+    are loaded (the rows' numpy copy then runs) or for a product decided every call."""
+    if not jit.ready(FAMILY):
+        return None
+    wt = np.ascontiguousarray(w.reshape(w.shape[0], -1).T)
+    (kh, kw), (oh, ow) = win.kernel, win.out
+    prod = blas.product_call(np.broadcast_to(np.float32(0), (x.shape[0], oh * ow, x.shape[1] * kh * kw)), wt)
+    if prod is None:
+        return None
+
+    def steady(x: np.ndarray) -> np.ndarray | None:
+        return _patch_product(x, wt, win, True, prod) if jit.still_one_call(0) else None
+
+    return steady
 
 
 def _gemm(cols_all: np.ndarray, w: np.ndarray, out_sp, groups: int = 1) -> np.ndarray:
@@ -613,6 +638,8 @@ def convolution_call(x: np.ndarray, w: np.ndarray, win: Window, groups: int = 1)
         return None
     if groups == 1 and (win.pointwise or _subsampled_case(x, win)):
         return _pointwise_call(x, w, win)
+    if groups == 1 and _patches_case(x, win):
+        return _patches_call(x, w, win)
     plan = _simd_plan(x, w, win, groups)
     if plan is None or plan[1] >= SIMD_THREAD_FMAS:  # `_simd`'s second thread
         return None

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..dtypes import COMPUTE_TYPES
 from ..errors import FormatError, ShapeInferenceError, UnsupportedDtypeError
-from ..kernels.reduce import KINDS, ReduceKind, reduce_array
+from ..kernels.reduce import KINDS, ReduceKind, reduce_array, reduce_call
 from ..shapes import Dim, TensorSpec, normalize_axes
 from .attrs import Attr
 from .base import Op, Sig
@@ -49,6 +49,21 @@ def runtime_axes_shape(data: TensorSpec, axes: TensorSpec, keep: bool) -> Tensor
     return TensorSpec(data.dtype, None)
 
 
+def steady_reduce(op: Op, key, data: np.ndarray) -> np.ndarray | None:
+    """The reduction's steady call for operands of `key` (`Op.steady`: data's shape and type,
+    the axes' bytes), or None: the usual path runs."""
+    call = op.steady(key)
+    return None if call is None else call(data)
+
+
+def reduce_settled(op, key, data: np.ndarray, axes: tuple[int, ...], keep: bool, et: str) -> np.ndarray:
+    """reduce_array's result; the family's kernel call is kept for `key` once it repeats
+    (`reduce_call`: one finished pass on the calling thread)."""
+    y = reduce_array(data, axes, op.KIND, keep, et)
+    op.settle(key, lambda: reduce_call(data, axes, op.KIND, keep, et))
+    return y
+
+
 class ReduceBase(Op):
     """OpenVINO reductions: subclasses set TYPE, KIND and VERSIONS."""
 
@@ -74,12 +89,16 @@ class ReduceBase(Op):
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data, axes = inputs
+        key = (data.shape, data.dtype, axes.tobytes(), axes.dtype.char)
+        y = steady_reduce(self, key, data)
+        if y is not None:
+            return [y]
         norm = normalize_axes(axes, data.ndim)
         if not norm:
             # Nothing to reduce: the identity, but L1 and L2 still take |x| (OpenVINO's
             # reference and CPU plugin do; so does the ONNX form).
             return [np.abs(data) if self.KIND.name in ("l1", "l2") else data]
-        return [reduce_array(data, norm, self.KIND, self.keep_dims, sig.ins[0])]
+        return [reduce_settled(self, key, data, norm, self.keep_dims, sig.ins[0])]
 
 
 class OnnxReduceBase(Op):
@@ -131,11 +150,15 @@ class OnnxReduceBase(Op):
 
     def compute(self, inputs: list[np.ndarray], sig: Sig) -> list[np.ndarray]:
         data = inputs[0]
+        key = (data.shape, data.dtype) + ((inputs[1].tobytes(), inputs[1].dtype.char) if len(inputs) == 2 else ())
+        y = steady_reduce(self, key, data)
+        if y is not None:
+            return [y]
         axes_value = inputs[1] if len(inputs) == 2 else self.axes
         axes = self._axes(data.ndim, axes_value)
         if axes is None and self.KIND.is_pure:
             return [data]  # noop_with_empty_axes: nothing to reduce, no elementwise step
-        return [reduce_array(data, axes or (), self.KIND, bool(self.keepdims), sig.ins[0])]
+        return [reduce_settled(self, key, data, axes or (), bool(self.keepdims), sig.ins[0])]
 
 
 def _make(base, type_name: str, kind: str, **extra):

@@ -3,6 +3,6 @@ groups -> kernel passes, in plain Python), `loops` (the @njit kernels; importing
 """
 
 from .kinds import KINDS, ReduceKind
-from .plan import mean_broadcast, reduce_array
+from .plan import mean_broadcast, reduce_array, reduce_call
 
-__all__ = ["KINDS", "ReduceKind", "mean_broadcast", "reduce_array"]
+__all__ = ["KINDS", "ReduceKind", "mean_broadcast", "reduce_array", "reduce_call"]

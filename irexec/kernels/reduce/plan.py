@@ -411,6 +411,50 @@ def reduce_array(
     return _finish(values, kind.finish, count, et).reshape(out_shape)
 
 
+def reduce_call(x: np.ndarray, axes: tuple[int, ...], kind: ReduceKind, keep_dims: bool, et: str):
+    """`reduce_array`'s kernel pass for arrays of x's shape and type as a function of x alone
+    (`Op.steady`), where one pass on the calling thread finishes the values itself (float32 or
+    float64 in and out, a layout of one pass: no transposed copy, deferred rows or fold back
+    apart); None otherwise. The function answers None while a thread forces or records the
+    paths, or once the pass would take threads (`jit.still_one_call`). A MobileNet-V3's global
+    pooling, a mean over (2, 3) of (1, 96, 7, 7), spent most of its time in the planner's Python."""
+    if x.dtype not in (np.float32, np.float64) or et not in ("f32", "f64") or kind.name == "logsumexp" or not axes:
+        return None
+    if not jit.ready(FAMILY) or x.nbytes >= config.THREAD_MIN_BYTES:
+        return None
+    out_shape, count, _, fused = _output(x.shape, axes, keep_dims, kind.finish, et)
+    if math.prod(out_shape) == 0 or count == 0:
+        return None
+    dims, narrow, transpose, short = plan_layout(x.shape, axes)
+    acc_dt = np.dtype(np.float64)
+    p = (
+        None
+        if transpose is not None or short
+        else _pass(dims, kind.first, acc_dt, fused, narrow, 1, x.dtype, config.SPLIT_MIN)
+    )
+    if p is None or not p.finished or p.splits != 1:
+        return None
+    from . import loops as k
+
+    part = np.empty(p.part_shape, acc_dt)  # not written with one split
+    view, work = p.view, x.nbytes
+    if p.rows:
+        kernel, args = k.reduce_rows, (p.splits, part)
+        tail = (kind.first, p.init, p.epi, p.count, p.per)
+    else:
+        kernel, args = k.reduce_columns, (p.splits, part)
+        tail = (kind.first, p.init, p.epi, p.count, p.per, p.zero, p.back_k, p.back_e, kind.combine)
+
+    def run(x: np.ndarray) -> np.ndarray | None:
+        if not jit.still_one_call(work):
+            return None
+        out = np.empty(p.out_size, p.out_dt)
+        kernel(0, p.tasks, np.ascontiguousarray(x).reshape(view), *args, out, *tail)
+        return out.reshape(out_shape)
+
+    return run
+
+
 def _logsumexp(x: np.ndarray, axes: tuple[int, ...], et: str, force: bool = False) -> np.ndarray:
     """log(sum(exp(x))) computed stably: shifted by the max (exact in x's own type), which is
     finite or replaced by 0; the shifted exponentials are summed in float64, by the kernels
