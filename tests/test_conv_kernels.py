@@ -756,3 +756,48 @@ def test_warm_calls_the_kernels_with_a_models_read_only_filters(kernels, monkeyp
     assert {"dense_simd", "pointwise_simd", "depthwise_lanes", "depthwise2d", "depthwise_simd"} <= used
     assert any(not all(flags) for _, flags in seen["model"])  # read-only filters did reach kernels
     assert seen["model"] <= seen["warm"], seen["model"] - seen["warm"]
+
+
+WINOGRAD = [
+    # (shape, filters, pads_begin, pads_end): 3x3 at stride 1 over 32+ channels, sums too long for
+    # the narrow register tiles, columns over 1 MB
+    ((1, 64, 24, 24), (32, 64, 3, 3), (1, 1), (1, 1)),
+    ((2, 40, 19, 23), (36, 40, 3, 3), (1, 0), (0, 2)),  # a batch, odd outputs, asymmetric pads
+    ((1, 48, 30, 30), (33, 48, 3, 3), (0, 0), (0, 0)),  # no pads
+]
+
+
+@pytest.mark.parametrize("case", WINOGRAD, ids=[str(c[:2]) for c in WINOGRAD])
+def test_winograd_convolution_is_the_direct_sum_to_a_few_roundings(kernels, monkeypatch, case):
+    """A 3x3 convolution at stride 1 of a model's (read-only) filters over 32 or more channels,
+    whose columns outgrow the cache, runs as Winograd's F(2x2, 3x3): within a few float32
+    roundings of each output's terms (|w| * |x| summed) of a float64 direct sum, as close as
+    the columns' path, and the filters' transform is kept for them. Writeable filters (computed
+    by the graph) keep the columns."""
+    from irexec.kernels import conv as kc
+    from irexec.kernels import jit
+
+    monkeypatch.setattr(jit, "wide_vectors", lambda: False)  # `_simd` leaves these to the columns
+    shape, wshape, pb, pe = case
+    x = R.standard_normal(shape).astype(np.float32)
+    w = R.standard_normal(wshape).astype(np.float32)
+    win = _window(shape, wshape, (1, 1), (1, 1), pb, pe)
+    calls = []
+    real = kc._winograd
+    monkeypatch.setattr(kc, "_winograd", lambda *a: calls.append(real(*a)) or calls[-1])
+    assert kc.convolution(x, w, win) is not None and calls[-1] is None  # writeable filters: the columns
+    columns = kc._tiled(x, w, win)
+    w.flags.writeable = False
+    got = kc.convolution(x, w, win)
+    assert calls[-1] is got and got.dtype == np.float32 and got.shape == columns.shape
+    assert kc._winograd_filters(w) is kc._winograd_filters(w)
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pb[0], pe[0]), (pb[1], pe[1])])
+    oh, ow = got.shape[2:]
+    ref = size = 0.0
+    for a in range(3):
+        for b in range(3):
+            view = xp[:, :, a : a + oh, b : b + ow]
+            ref = ref + np.einsum("nchw,oc->nohw", view, w[:, :, a, b].astype(np.float64))
+            size = size + np.einsum("nchw,oc->nohw", np.abs(view), np.abs(w[:, :, a, b]).astype(np.float64))
+    err, err_columns = np.abs(got - ref) / size, np.abs(columns - ref) / size
+    assert err.max() <= 4 * 2.0**-24 and err.max() <= 2 * err_columns.max()

@@ -199,6 +199,71 @@ def _tiled(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     return out.reshape(n, w.shape[0], oh, ow)
 
 
+# channels in and out from which a 3x3 convolution whose columns outgrow the cache runs as
+# Winograd's F(2x2, 3x3) (`_winograd`): below, its 16 products are too thin
+WINOGRAD_MIN_CHANNELS = 32
+# constant filters' transforms kept (by identity, as `Op.derived` keeps its entries)
+_WINOGRAD_FILTERS: dict = {}
+_WINOGRAD_KEEP = 256
+
+
+def _winograd(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
+    """A 3x3 float32 convolution at stride 1 (pads >= 0, no dilation) of constant filters and at
+    least WINOGRAD_MIN_CHANNELS channels in and out, whose columns would outgrow the cache
+    (`_tiled`'s case), by Winograd's F(2x2, 3x3): each 2x2 block of outputs from its 4x4 input
+    patch, transformed (`conv_loops.winograd_input`), 16 products of the transformed filters
+    (G g G^T, in float64, rounded once) by the patches (`blas.matmul`: batch items on the
+    kernel threads), and the products' 4x4 blocks transformed back (`winograd_output`): 16
+    multiply-adds per output and input channel where the direct sum takes 36. The transforms
+    add, subtract and halve: the sums round differently from the direct one's, within a few
+    units of its rounding (tests/test_conv_kernels.py). ResNet-50 at 224x224, one process, the
+    products alone against the columns' path: 0.48-0.62 of its time at every stage."""
+    if len(win.kernel) != 2 or x.ndim != 4 or x.dtype != np.float32 or w.dtype != np.float32:
+        return None
+    if win.kernel != (3, 3) or win.strides != (1, 1) or win.dilations != (1, 1) or w.flags.writeable:
+        return None
+    n, c, h, wd = x.shape
+    (oh, ow), c_out = win.out, w.shape[0]
+    if oh is None or ow is None or oh <= 0 or ow <= 0 or any(b < 0 or e < 0 for b, e in win.pads):
+        return None
+    if min(c, c_out) < WINOGRAD_MIN_CHANNELS or n * c * 9 * oh * ow * x.itemsize <= 2 * TILE_BYTES:
+        return None
+    if not jit.use(x.nbytes * 9, IM2COL_CALL_SAVING, FAMILY):
+        return None
+    from . import conv_loops as k
+
+    u = _winograd_filters(w)
+    th, tw = -(-oh // 2), -(-ow // 2)
+    (pt, _), (pl, _) = win.pads
+    xp = np.zeros((n, c, 2 * th + 2, 2 * tw + 2), np.float32)
+    rows, cols = min(h, 2 * th + 2 - pt), min(wd, 2 * tw + 2 - pl)
+    xp[:, :, pt : pt + rows, pl : pl + cols] = x[:, :, :rows, :cols]
+    v = np.empty((16, c, n * th * tw), np.float32)
+    # the transforms on the threads the products take (`blas.split`)
+    flops = 32.0 * c_out * v.shape[1] * v.shape[2]
+    threads = jit.num_threads() if flops >= config.BLAS_SPLIT_FLOPS > 0 else jit.threads_for(v.nbytes)
+    jit.parallel_for(k.winograd_input, c, threads, xp, v, th, tw)
+    m = blas.matmul(u, v)
+    out = np.empty((n, c_out, oh, ow), np.float32)
+    jit.parallel_for(k.winograd_output, c_out, threads, m, out, th, tw)
+    return out
+
+
+def _winograd_filters(w: np.ndarray) -> np.ndarray:
+    """G g G^T of the 3x3 filters w (Cout, C, 3, 3) as (16, Cout, C) float32, i * 4 + j first:
+    computed in float64 and rounded once, kept for read-only filters by identity."""
+    hit = _WINOGRAD_FILTERS.get(id(w))
+    if hit is not None and hit[0] is w:
+        return hit[1]
+    g = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+    u = np.einsum("ik,ockl,jl->ijoc", g, w.astype(np.float64), g).reshape(16, w.shape[0], w.shape[1])
+    u = np.ascontiguousarray(u, np.float32)
+    if len(_WINOGRAD_FILTERS) >= _WINOGRAD_KEEP:
+        _WINOGRAD_FILTERS.pop(next(iter(_WINOGRAD_FILTERS)))
+    _WINOGRAD_FILTERS[id(w)] = (w, u)
+    return u
+
+
 # a dense convolution of at most this many inputs per output (C * kh * kw) and output channels,
 # with overlapping windows, runs without columns (`_direct`): the image stems of the zoo's
 # networks (3 channels in, 8 out) and ResNet-18's first stage (8 in, 8 out). Measured against
@@ -500,7 +565,7 @@ def _as_2d(win: Window) -> Window:
 def _dense(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     """One group's convolution by the first path that takes it (patches, registers, direct
     taps, tiles of columns), or None for the columns of the whole input."""
-    for path in (_patches, _simd, _direct, _tiled):
+    for path in (_patches, _simd, _direct, _winograd, _tiled):
         y = path(x, w, win)
         if y is not None:
             return y

@@ -962,7 +962,77 @@ def im2col_flat(t_lo, t_hi, x, cols, g):
                     dst[m] = run[m]
 
 
+@njit(error_model="numpy")
+def winograd_input(t_lo, t_hi, xp, v, th, tw):
+    """Winograd F(2x2, 3x3)'s input tiles: v[i * 4 + j, c, b T + ti tw + tj] = (B^T d B)[i, j] for
+    d the 4x4 patch of plane xp[b, c] (padded) from row 2 ti, column 2 tj; T = th tw. The rows'
+    step first, along whole rows (d0 - d2, d1 + d2, d2 - d1, d1 - d3), its even and odd columns
+    kept apart, then the columns' step on those (contiguous runs: stride-2 reads do not
+    vectorize); indexed without views (a view costs as much as a run's arithmetic). Float32, one
+    rounding per addition. A task is one input channel of every batch item."""
+    nb = xp.shape[0]
+    wp = xp.shape[3]
+    t_n = th * tw
+    half = wp // 2
+    ev = np.empty((4, half), np.float32)
+    od = np.empty((4, half), np.float32)
+    for c in range(t_lo, t_hi):
+        for b in range(nb):
+            plane = xp[b, c]
+            for ti in range(th):
+                y = 2 * ti
+                for q in range(half):
+                    for f in range(2):
+                        x = 2 * q + f
+                        d0, d1, d2, d3 = plane[y, x], plane[y + 1, x], plane[y + 2, x], plane[y + 3, x]
+                        if f == 0:
+                            ev[0, q], ev[1, q], ev[2, q], ev[3, q] = d0 - d2, d1 + d2, d2 - d1, d1 - d3
+                        else:
+                            od[0, q], od[1, q], od[2, q], od[3, q] = d0 - d2, d1 + d2, d2 - d1, d1 - d3
+                base = b * t_n + ti * tw
+                for i in range(4):
+                    for tj in range(tw):
+                        v[i * 4, c, base + tj] = ev[i, tj] - ev[i, tj + 1]
+                        v[i * 4 + 1, c, base + tj] = od[i, tj] + ev[i, tj + 1]
+                        v[i * 4 + 2, c, base + tj] = ev[i, tj + 1] - od[i, tj]
+                        v[i * 4 + 3, c, base + tj] = od[i, tj] - od[i, tj + 1]
+
+
+@njit(error_model="numpy")
+def winograd_output(t_lo, t_hi, m, out, th, tw):
+    """Winograd F(2x2, 3x3)'s output tiles: out[b, o, 2 ti + a, 2 tj + e] = (A^T M A)[a, e] for
+    M[i, j] = m[i * 4 + j, o, b T + ti tw + tj], cropped to out's size; the rows' step (m0 + m1
+    + m2, m1 - m2 - m3) then the columns', along runs of tiles, indexed without views. Float32,
+    one rounding per addition. A task is one output channel of every batch item."""
+    nb, _, oh, ow = out.shape
+    t_n = th * tw
+    s = np.empty((8, tw), np.float32)
+    for o in range(t_lo, t_hi):
+        for b in range(nb):
+            for ti in range(th):
+                base = b * t_n + ti * tw
+                for j in range(4):
+                    for tj in range(tw):
+                        m1, m2 = m[4 + j, o, base + tj], m[8 + j, o, base + tj]
+                        s[j, tj] = m[j, o, base + tj] + m1 + m2
+                        s[4 + j, tj] = m1 - m2 - m[12 + j, o, base + tj]
+                for a in range(2):
+                    y = 2 * ti + a
+                    if y >= oh:
+                        break
+                    r = 4 * a
+                    for tj in range(ow // 2):
+                        q1, q2 = s[r + 1, tj], s[r + 2, tj]
+                        out[b, o, y, 2 * tj] = s[r, tj] + q1 + q2
+                        out[b, o, y, 2 * tj + 1] = q1 - q2 - s[r + 3, tj]
+                    if ow % 2:
+                        tj = ow // 2
+                        out[b, o, y, ow - 1] = s[r, tj] + s[r + 1, tj] + s[r + 2, tj]
+
+
 def warm() -> None:
+    winograd_input(0, 2, np.ones((1, 2, 6, 6), np.float32), np.empty((16, 2, 4), np.float32), 2, 2)
+    winograd_output(0, 2, np.ones((16, 2, 4), np.float32), np.empty((1, 2, 3, 3), np.float32), 2, 2)
     for dt in (np.float32, np.float64):
         patch_rows(0, 1, np.ones((1, 2, 6, 6), dt), np.empty((1, 4, 18), dt), 3, 3)
         xp = np.ones((2, 6, 6), dt)
