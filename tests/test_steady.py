@@ -50,6 +50,18 @@ def _model(tmp_path) -> irexec.Model:
     return irexec.load(n.save(tmp_path / "steady.xml"))
 
 
+def _same_bits_again(m, feed: dict, calls: int) -> dict:
+    """The first call's results (the usual paths) against `calls` more (the steady calls once
+    the signature repeats): the same types and bits. Returns the last call's."""
+    first = m.infer(feed)
+    for _ in range(calls):
+        again = m.infer(feed)
+        for name, want in first.items():
+            assert again[name].dtype == want.dtype, name
+            np.testing.assert_array_equal(again[name], want, err_msg=name)
+    return again
+
+
 def _steady_layers(m) -> int:
     return sum(1 for s in m._plan.steps if s.op is not None and getattr(s.op, "_steady", None) is not None)
 
@@ -261,11 +273,7 @@ def test_convolution_steady_calls_give_the_usual_paths_bits(kernels, tmp_path, m
         n.result(ref, name)
     m = irexec.load(n.save(tmp_path / "conv.xml"))
     feed = {"x": R.standard_normal((1, 8, 30, 30)).astype(np.float32)}
-    first = m.infer(feed)
-    for _ in range(3):
-        again = m.infer(feed)
-        for name, want in first.items():
-            np.testing.assert_array_equal(again[name], want, err_msg=name)
+    again = _same_bits_again(m, feed, 3)
     convs = [s.op for s in m._plan.steps if s.op is not None and "Convolution" in s.op.TYPE]
     steady = [op._steady is not None and op._steady[1] is not None for op in convs]
     # every path here is one a steady call takes, but the pointwise products where the
@@ -334,16 +342,12 @@ def test_relu_after_steady_calls_give_the_usual_paths_bits(kernels, tmp_path, mo
     fused = [s.op for s in m._plan.run_steps if s.op is not None and s.op.TYPE == "ReLU after"]
     assert len(fused) == 3
     feed = {"x": R.standard_normal((1, 8, 24, 24)).astype(np.float32) * 4}
-    first = m.infer(feed)
-    for _ in range(4):
-        again = m.infer(feed)
-        for name, want in first.items():
-            np.testing.assert_array_equal(again[name], want, err_msg=name)
+    again = _same_bits_again(m, feed, 4)
     kept = [op._steady is not None and op._steady[1] is not None for op in fused]
     # 16-float vectors: the pointwise convolution applies its ReLU as it stores (no steady call)
     assert kept == [not wide, True, True]
-    assert (first["a"] >= 0).all() and (first["b"] >= 0).all() and (first["b"] <= 6).all()
-    np.testing.assert_array_equal(first["c"], np.maximum(first["a"] + first["b"], 0))
+    assert (again["a"] >= 0).all() and (again["b"] >= 0).all() and (again["b"] <= 6).all()
+    np.testing.assert_array_equal(again["c"], np.maximum(again["a"] + again["b"], 0))
 
 
 def test_reduction_patch_and_gather_steady_calls_give_the_usual_paths_bits(kernels, tmp_path):
@@ -374,12 +378,7 @@ def test_reduction_patch_and_gather_steady_calls_give_the_usual_paths_bits(kerne
     n.result(n.op("Gather", g8, dict(batch_dims="0"), version="opset8"), "last")
     m = irexec.load(n.save(tmp_path / "reduce.xml"))
     feed = {"x": R.standard_normal((1, 3, 32, 40)).astype(np.float32)}
-    first = m.infer(feed)
-    for _ in range(3):
-        again = m.infer(feed)
-        for name, want in first.items():
-            assert again[name].dtype == want.dtype, name
-            np.testing.assert_array_equal(again[name], want, err_msg=name)
+    again = _same_bits_again(m, feed, 3)
     kept = {s.op.layer.name: s.op._steady[1] is not None for s in m._plan.steps if s.op._steady is not None}
     assert sorted(name.split("_")[0] for name, made in kept.items() if made) == [
         "Convolution",
