@@ -9,6 +9,8 @@ float64 sum."""
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -801,3 +803,8 @@ def test_winograd_convolution_is_the_direct_sum_to_a_few_roundings(kernels, monk
             size = size + np.einsum("nchw,oc->nohw", np.abs(view), np.abs(w[:, :, a, b]).astype(np.float64))
     err, err_columns = np.abs(got - ref) / size, np.abs(columns - ref) / size
     assert err.max() <= 4 * 2.0**-24 and err.max() <= 2 * err_columns.max()
+    key = id(w)  # the kept transform goes with its filters
+    assert key in kc._WINOGRAD_FILTERS
+    del w
+    gc.collect()
+    assert key not in kc._WINOGRAD_FILTERS

@@ -35,6 +35,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import weakref
 
 import numpy as np
 
@@ -202,9 +203,9 @@ def _tiled(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
 # channels in and out from which a 3x3 convolution whose columns outgrow the cache runs as
 # Winograd's F(2x2, 3x3) (`_winograd`): below, its 16 products are too thin
 WINOGRAD_MIN_CHANNELS = 32
-# constant filters' transforms kept (by identity, as `Op.derived` keeps its entries)
+# constant filters' transforms by the filters' identity: (a weak reference to them, the
+# transform); an entry goes with its filters (a model's constants), never holding them itself
 _WINOGRAD_FILTERS: dict = {}
-_WINOGRAD_KEEP = 256
 
 
 def _winograd(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
@@ -251,16 +252,16 @@ def _winograd(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
 
 def _winograd_filters(w: np.ndarray) -> np.ndarray:
     """G g G^T of the 3x3 filters w (Cout, C, 3, 3) as (16, Cout, C) float32, i * 4 + j first:
-    computed in float64 and rounded once, kept for read-only filters by identity."""
+    computed in float64 and rounded once, kept for read-only filters by identity while they
+    live."""
     hit = _WINOGRAD_FILTERS.get(id(w))
-    if hit is not None and hit[0] is w:
+    if hit is not None and hit[0]() is w:
         return hit[1]
     g = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
     u = np.einsum("ik,ockl,jl->ijoc", g, w.astype(np.float64), g).reshape(16, w.shape[0], w.shape[1])
     u = np.ascontiguousarray(u, np.float32)
-    if len(_WINOGRAD_FILTERS) >= _WINOGRAD_KEEP:
-        _WINOGRAD_FILTERS.pop(next(iter(_WINOGRAD_FILTERS)))
-    _WINOGRAD_FILTERS[id(w)] = (w, u)
+    _WINOGRAD_FILTERS[id(w)] = (weakref.ref(w), u)
+    weakref.finalize(w, _WINOGRAD_FILTERS.pop, id(w), None)
     return u
 
 
@@ -469,8 +470,13 @@ def _patches(x: np.ndarray, w: np.ndarray, win: Window) -> np.ndarray | None:
     x = compute_type(x)
     if x.dtype not in (np.float32, np.float64):
         return None
-    wt = np.ascontiguousarray(filters(w, x.dtype).reshape(w.shape[0], -1).T)
+    wt = _patch_filters(w, x.dtype)
     return _patch_product(x, wt, win, jit.use(x.nbytes, IM2COL_CALL_SAVING, FAMILY), blas.matmul)
+
+
+def _patch_filters(w: np.ndarray, dtype) -> np.ndarray:
+    """The filters (Cout, C, kh, kw) as (C kh kw, Cout), contiguous: `_patches`' product's right side."""
+    return np.ascontiguousarray(filters(w, dtype).reshape(w.shape[0], -1).T)
 
 
 def _patches_case(x: np.ndarray, win: Window) -> bool:
@@ -505,7 +511,7 @@ def _patches_call(x: np.ndarray, w: np.ndarray, win: Window):
     are loaded (the rows' numpy copy then runs) or for a product decided every call."""
     if not jit.ready(FAMILY):
         return None
-    wt = np.ascontiguousarray(w.reshape(w.shape[0], -1).T)
+    wt = _patch_filters(w, np.float32)
     (kh, kw), (oh, ow) = win.kernel, win.out
     prod = blas.product_call(np.broadcast_to(np.float32(0), (x.shape[0], oh * ow, x.shape[1] * kh * kw)), wt)
     if prod is None:

@@ -27,6 +27,11 @@ from .common import finish
 from .registry import register
 
 
+def _steady_key(x: np.ndarray, w: np.ndarray) -> tuple:
+    """A convolution's steady-call signature: x's shape and type, the constant filters' identity."""
+    return (x.shape, x.dtype, id(w))
+
+
 class _ConvBase(Op):
     KERNELS = ("conv",)
     INPUTS = (2, 2)
@@ -77,7 +82,7 @@ class _ConvBase(Op):
         """run(x, w, window), the family's path, or the steady call (`Op.steady`) that
         steady_call(x, w, window) makes for x's shape and type and constant float32 filters
         (read-only, known by identity as `Op.derived` knows them: the call holds them)."""
-        key = (x.shape, x.dtype, id(w))
+        key = _steady_key(x, w)
         call = self.steady(key)
         y = None if call is None else call(x)
         if y is not None:
@@ -111,8 +116,7 @@ class Convolution(_ConvBase):
     def then_settled(self, inputs: list[np.ndarray]) -> bool:
         """Whether these operands have a steady call (`convolve`): the family settled on a path
         that leaves the activation to a pass of its own (`compute_then` answers None for them)."""
-        x, w = inputs
-        return self.steady((x.shape, x.dtype, id(w))) is not None
+        return self.steady(_steady_key(*inputs)) is not None
 
     def compute_then(self, inputs: list[np.ndarray], sig: Sig, bounds: tuple | None) -> list[np.ndarray] | None:
         """compute, then ReLU (bounds None) or np.clip to the float32 bounds, in one pass of the

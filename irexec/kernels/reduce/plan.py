@@ -203,42 +203,27 @@ def _run5(x: np.ndarray, dims, code: int, combine: int, acc_dt: np.dtype, fused:
     """One kernel pass. Returns (values, finished): finished values have the output type. With
     `narrow` (k, E') a columns pass also folds its kept group back (`reduce_columns`' back_k),
     or returns None when it cannot (splits): the caller then runs the fold back itself."""
-    from . import loops as k
-
     threads = jit.threads_for(x.nbytes)
     p = _pass(dims, code, acc_dt, fused, narrow, threads, x.dtype, config.SPLIT_MIN)
     if p is None:
         return None
     part = np.empty(p.part_shape, acc_dt)
     out = np.empty(p.out_size, p.out_dt)
-    view = x.reshape(p.view)
-    if p.rows:
-        jit.parallel_for(
-            k.reduce_rows, p.tasks, threads, view, p.splits, part, out, code, p.init, p.epi, p.count, p.per
-        )
-    else:
-        jit.parallel_for(
-            k.reduce_columns,
-            p.tasks,
-            threads,
-            view,
-            p.splits,
-            part,
-            out,
-            code,
-            p.init,
-            p.epi,
-            p.count,
-            p.per,
-            p.zero,
-            p.back_k,
-            p.back_e,
-            combine,
-        )
+    kernel, tail = _kernel_call(p, code, combine)
+    jit.parallel_for(kernel, p.tasks, threads, x.reshape(p.view), p.splits, part, out, *tail)
     if p.splits == 1:
         return out, p.finished
     with np.errstate(all="ignore"):
         return _combine(part, combine).reshape(-1), False
+
+
+def _kernel_call(p: _Pass, code: int, combine: int) -> tuple:
+    """(kernel, its arguments after out) for a pass: the rows or the columns kernel."""
+    from . import loops as k
+
+    if p.rows:
+        return k.reduce_rows, (code, p.init, p.epi, p.count, p.per)
+    return k.reduce_columns, (code, p.init, p.epi, p.count, p.per, p.zero, p.back_k, p.back_e, combine)
 
 
 # An innermost kept group this narrow would make the columns kernel fold rows of a few
@@ -432,24 +417,17 @@ def reduce_call(x: np.ndarray, axes: tuple[int, ...], kind: ReduceKind, keep_dim
         if transpose is not None or short
         else _pass(dims, kind.first, acc_dt, fused, narrow, 1, x.dtype, config.SPLIT_MIN)
     )
-    if p is None or not p.finished or p.splits != 1:
+    if p is None or not p.finished:  # finished: one split, the epilogue fused
         return None
-    from . import loops as k
-
     part = np.empty(p.part_shape, acc_dt)  # not written with one split
     view, work = p.view, x.nbytes
-    if p.rows:
-        kernel, args = k.reduce_rows, (p.splits, part)
-        tail = (kind.first, p.init, p.epi, p.count, p.per)
-    else:
-        kernel, args = k.reduce_columns, (p.splits, part)
-        tail = (kind.first, p.init, p.epi, p.count, p.per, p.zero, p.back_k, p.back_e, kind.combine)
+    kernel, tail = _kernel_call(p, kind.first, kind.combine)
 
     def run(x: np.ndarray) -> np.ndarray | None:
         if not jit.still_one_call(work):
             return None
         out = np.empty(p.out_size, p.out_dt)
-        kernel(0, p.tasks, np.ascontiguousarray(x).reshape(view), *args, out, *tail)
+        kernel(0, p.tasks, np.ascontiguousarray(x).reshape(view), p.splits, part, out, *tail)
         return out.reshape(out_shape)
 
     return run
